@@ -1,0 +1,22 @@
+/** One Jest run for every package; sources are tested directly, no build needed. */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/packages', '<rootDir>/test', '<rootDir>/examples'],
+  testMatch: ['**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/', '/test/consumers/'],
+  transform: {
+    '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }],
+    '^.+\\.lua$': '<rootDir>/scripts/jest-text-transform.cjs',
+  },
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json', 'lua'],
+  moduleNameMapper: {
+    '^@sluice/core$': '<rootDir>/packages/core/src/index.ts',
+    '^@sluice/core/testing$': '<rootDir>/packages/core/src/testing/index.ts',
+    '^@sluice/express$': '<rootDir>/packages/express/src/index.ts',
+    '^@sluice/fastify$': '<rootDir>/packages/fastify/src/index.ts',
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+  },
+  globalSetup: '<rootDir>/test/support/global-setup.cjs',
+  globalTeardown: '<rootDir>/test/support/global-teardown.cjs',
+  testTimeout: 30000,
+};

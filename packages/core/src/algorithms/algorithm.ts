@@ -1,0 +1,84 @@
+/**
+ * An algorithm is a value: a pure step over a flat numeric state, and its Lua twin that makes the
+ * same decision inside Redis. Stores only run steps; they never know what a state means.
+ *
+ * Arithmetic is kept in integers wherever a comparison decides (scaled by `limit` or `windowMs`), so
+ * the TypeScript step and the Lua twin (both IEEE doubles) agree to the millisecond, and
+ * `retryAfterMs` is exact rather than off by a rounding error.
+ */
+export type AlgorithmName =
+  | 'fixed-window'
+  | 'sliding-window'
+  | 'sliding-log'
+  | 'token-bucket'
+  | 'leaky-bucket'
+  | 'gcra'
+  | 'concurrency';
+
+/** A policy's numbers, resolved once from its options. */
+export interface PolicyParams {
+  readonly limit: number;
+  readonly windowMs: number;
+  /** Capacity of token-bucket, leaky-bucket and gcra; equal to `limit` for the others. */
+  readonly burst: number;
+}
+
+/** The stored state of one key: a flat array of numbers whose layout belongs to its algorithm. */
+export type State = number[];
+
+/** What one algorithm says about one call, before the limiter knows whether every policy agrees. */
+export interface StepResult {
+  allowed: boolean;
+  /** The state to store if the whole call is allowed; the stored state is left alone otherwise. */
+  next: State | undefined;
+  remaining: number;
+  resetMs: number;
+  /** 0 when allowed; Infinity when cost exceeds capacity. */
+  retryAfterMs: number;
+  /** leaky-bucket: how long the accepted request waits for its slot. */
+  delayMs: number;
+  /** Absolute ms after which `next` means the same as no state, so a store may forget it. */
+  expiresAt: number;
+}
+
+/** A charge to give back: the cost charged at `chargedAt`, and the lease id of that call. */
+export interface Charge {
+  readonly cost: number;
+  readonly chargedAt: number;
+  readonly leaseId: number;
+}
+
+export interface RefundResult {
+  next: State | undefined;
+  expiresAt: number;
+}
+
+export interface Algorithm {
+  readonly name: AlgorithmName;
+  /** Short code used in store keys and to pick the Lua twin. */
+  readonly code: string;
+  /**
+   * Decides a call of `cost` at `now`. Pure: never mutates `state`. A cost of 0 observes: it reports
+   * the state as it stands (remaining, resetMs) and records nothing.
+   */
+  step(state: State | undefined, now: number, cost: number, p: PolicyParams, leaseId: number): StepResult;
+  /** Gives back what a call charged, as far as the algorithm can. Pure. */
+  refund(state: State | undefined, now: number, charge: Charge, p: PolicyParams): RefundResult;
+  /** The Lua twin: a chunk that registers this algorithm's step and refund under `code`. */
+  readonly lua: string;
+}
+
+/** Floor division of integers; exact for the magnitudes used here (well below 2^53). */
+export function idiv(a: number, b: number): number {
+  return Math.floor(a / b);
+}
+
+/** Result for a call whose cost can never fit: denied with no finite retry. */
+export function tooCostly(
+  state: State | undefined,
+  remaining: number,
+  resetMs: number,
+  expiresAt: number,
+): StepResult {
+  return { allowed: false, next: state, remaining, resetMs, retryAfterMs: Infinity, delayMs: 0, expiresAt };
+}

@@ -1,0 +1,1 @@
+-- Lua twin of concurrency: written with the Redis store.

@@ -1,0 +1,1 @@
+-- Lua twin of fixed-window: written with the Redis store.

@@ -1,0 +1,44 @@
+import { type Algorithm, idiv, type State, tooCostly } from '../algorithm.js';
+import lua from './fixed-window.lua';
+
+/** State: [windowIndex, count]. Windows are aligned to multiples of windowMs since the epoch. */
+export const fixedWindow: Algorithm = {
+  name: 'fixed-window',
+  code: 'fw',
+  lua,
+  step(state, now, cost, { limit, windowMs }) {
+    const index = idiv(now, windowMs);
+    const count = state !== undefined && state[0] === index ? state[1]! : 0;
+    const end = (index + 1) * windowMs;
+    const resetMs = end - now;
+    if (cost > limit) return tooCostly(state, limit - count, resetMs, end);
+    if (count + cost > limit) {
+      // The next window starts empty, and cost <= limit fits there.
+      return {
+        allowed: false,
+        next: state,
+        remaining: limit - count,
+        resetMs,
+        retryAfterMs: resetMs,
+        delayMs: 0,
+        expiresAt: end,
+      };
+    }
+    const next: State = [index, count + cost];
+    return {
+      allowed: true,
+      next,
+      remaining: limit - count - cost,
+      resetMs,
+      retryAfterMs: 0,
+      delayMs: 0,
+      expiresAt: end,
+    };
+  },
+  refund(state, _now, { cost, chargedAt }, { windowMs }) {
+    const index = idiv(chargedAt, windowMs);
+    if (state === undefined || state[0] !== index)
+      return { next: state, expiresAt: (state?.[0] ?? 0) * windowMs + windowMs };
+    return { next: [index, Math.max(0, state[1]! - cost)], expiresAt: (index + 1) * windowMs };
+  },
+};

@@ -1,0 +1,1 @@
+-- Lua twin of gcra: written with the Redis store.

@@ -1,0 +1,61 @@
+import { type Algorithm, idiv, type State, tooCostly } from '../algorithm.js';
+import lua from './gcra.lua';
+
+/**
+ * The generic cell rate algorithm, kept in exact integers.
+ *
+ * The theoretical arrival time is stored as [anchorMs, units], meaning anchorMs + units / limit, with
+ * 0 <= units < limit. Scaled by `limit`, the emission interval T = windowMs / limit is windowMs and the
+ * capacity burst * T is burst * windowMs, so `max(tat, now) + cost*T - now <= burst*T` is a comparison
+ * of integers.
+ */
+export const gcra: Algorithm = {
+  name: 'gcra',
+  code: 'gc',
+  lua,
+  step(state, now, cost, { limit, windowMs: w, burst }) {
+    // (max(tat, now) - now) * limit: how far the schedule runs ahead of now.
+    const ahead = state === undefined ? 0 : Math.max(0, (state[0]! - now) * limit + state[1]!);
+    const capacity = burst * w;
+    const waitMs = ceilDiv(ahead, limit);
+    if (cost > burst) return tooCostly(state, Math.max(0, idiv(capacity - ahead, w)), waitMs, now + waitMs);
+    const after = ahead + cost * w;
+    if (after <= capacity) {
+      const anchor = idiv(after, limit);
+      const next: State = [now + anchor, after - anchor * limit];
+      const resetMs = ceilDiv(after, limit);
+      return {
+        allowed: true,
+        next,
+        remaining: idiv(capacity - after, w),
+        resetMs,
+        retryAfterMs: 0,
+        delayMs: waitMs,
+        expiresAt: now + resetMs,
+      };
+    }
+    return {
+      allowed: false,
+      next: state,
+      remaining: Math.max(0, idiv(capacity - ahead, w)),
+      resetMs: waitMs,
+      retryAfterMs: ceilDiv(after - capacity, limit),
+      delayMs: 0,
+      expiresAt: now + waitMs,
+    };
+  },
+  refund(state, now, { cost }, { limit, windowMs: w }) {
+    if (state === undefined) return { next: state, expiresAt: now };
+    // Move the schedule back by cost * T; a schedule that falls behind now is simply a full bucket.
+    const units = state[1]! - cost * w;
+    const shift = idiv(units, limit);
+    const anchor = state[0]! + shift;
+    const rest = units - shift * limit;
+    return { next: [anchor, rest], expiresAt: anchor + (rest > 0 ? 1 : 0) };
+  },
+};
+
+/** Ceiling division of integers (b > 0). */
+export function ceilDiv(a: number, b: number): number {
+  return -idiv(-a, b);
+}

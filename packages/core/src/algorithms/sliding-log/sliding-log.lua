@@ -1,0 +1,1 @@
+-- Lua twin of sliding-log: written with the Redis store.

@@ -1,0 +1,1 @@
+-- Lua twin of sliding-window: written with the Redis store.

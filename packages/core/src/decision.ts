@@ -1,0 +1,90 @@
+import type { AlgorithmName } from './algorithms/index.js';
+import type { PolicyOutcome } from './stores/store.js';
+
+/** One policy's view of a call. */
+export interface PolicyState {
+  name: string;
+  algorithm: AlgorithmName;
+  limit: number;
+  windowMs: number;
+  remaining: number;
+  resetMs: number;
+  allowed: boolean;
+}
+
+/** The answer to one call: plain data, never a rejected promise for a normal outcome. */
+export interface Decision {
+  allowed: boolean;
+  /** Of the binding policy. */
+  limit: number;
+  /** Of the binding policy, after this call. */
+  remaining: number;
+  /** Until the binding policy is back to full quota. */
+  resetMs: number;
+  /** 0 when allowed; else until the same cost would be allowed; Infinity when it never would. */
+  retryAfterMs: number;
+  /** The binding policy: when denied the one that denies longest, when allowed the one with least remaining. */
+  policy: string;
+  policies: PolicyState[];
+  reason?: 'limit' | 'store-error';
+  delayMs?: number;
+  release?: () => Promise<void>;
+  refund?: () => Promise<void>;
+  degraded?: boolean;
+}
+
+/** What the limiter knows of a policy when it reports on it. */
+export interface PolicyInfo {
+  readonly name: string;
+  readonly algorithm: AlgorithmName;
+  readonly limit: number;
+  readonly windowMs: number;
+  /** leaky-bucket with delay: the adapters hold an accepted request for its delayMs. */
+  readonly delay: boolean;
+}
+
+/**
+ * Builds the decision from per-policy outcomes. The binding policy is the denying one with the longest
+ * retry, or, when allowed, the one with the least remaining (ties: the first).
+ */
+export function buildDecision(policies: readonly PolicyInfo[], steps: readonly PolicyOutcome[]): Decision {
+  let allowed = true;
+  let binding = 0;
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i]!;
+    const best = steps[binding]!;
+    if (!step.allowed) {
+      if (allowed || step.retryAfterMs > best.retryAfterMs) binding = i;
+      allowed = false;
+    } else if (allowed && step.remaining < best.remaining) binding = i;
+  }
+  const states: PolicyState[] = new Array(policies.length);
+  let delayMs = 0;
+  for (let i = 0; i < policies.length; i++) {
+    const p = policies[i]!;
+    const step = steps[i]!;
+    states[i] = {
+      name: p.name,
+      algorithm: p.algorithm,
+      limit: p.limit,
+      windowMs: p.windowMs,
+      remaining: step.remaining,
+      resetMs: step.resetMs,
+      allowed: step.allowed,
+    };
+    if (p.delay && step.delayMs > delayMs) delayMs = step.delayMs;
+  }
+  const chosen = steps[binding]!;
+  const decision: Decision = {
+    allowed,
+    limit: policies[binding]!.limit,
+    remaining: chosen.remaining,
+    resetMs: chosen.resetMs,
+    retryAfterMs: allowed ? 0 : chosen.retryAfterMs,
+    policy: policies[binding]!.name,
+    policies: states,
+  };
+  if (!allowed) decision.reason = 'limit';
+  else if (policies.some((p) => p.delay)) decision.delayMs = delayMs;
+  return decision;
+}

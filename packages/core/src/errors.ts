@@ -1,0 +1,53 @@
+/** Stable codes carried by every {@link SluiceConfigError}; documented in the README. */
+export const ErrorCodes = {
+  /** An option that Sluice does not know (a typo, or an option of another library). */
+  UNKNOWN_OPTION: 'ERR_SLUICE_UNKNOWN_OPTION',
+  /** An option of the wrong type or shape. */
+  INVALID_OPTION: 'ERR_SLUICE_INVALID_OPTION',
+  /** A duration that is not a positive number of milliseconds or a string such as '15m'. */
+  INVALID_DURATION: 'ERR_SLUICE_INVALID_DURATION',
+  /** A policy limit, burst or cost that is not a positive integer. */
+  INVALID_LIMIT: 'ERR_SLUICE_INVALID_LIMIT',
+  /** An algorithm name that is not one of the seven. */
+  INVALID_ALGORITHM: 'ERR_SLUICE_INVALID_ALGORITHM',
+  /** A policy option that its algorithm does not take (burst on fixed-window, delay off leaky-bucket). */
+  INVALID_POLICY: 'ERR_SLUICE_INVALID_POLICY',
+  /** No policy at all, or both `policies` and the shorthand. */
+  NO_POLICY: 'ERR_SLUICE_NO_POLICY',
+  /** Two policies of one limiter with the same name. */
+  DUPLICATE_POLICY: 'ERR_SLUICE_DUPLICATE_POLICY',
+  /** A store that does not implement the Store interface, or a Redis client that lacks what it needs. */
+  INVALID_STORE: 'ERR_SLUICE_INVALID_STORE',
+  /** `limiter` given together with options that would build a limiter. */
+  CONFLICTING_OPTIONS: 'ERR_SLUICE_CONFLICTING_OPTIONS',
+  /** A process warning, not an error: two limiters on one store and name with different policies. */
+  NAME_REUSE: 'ERR_SLUICE_NAME_REUSE',
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/** Thrown synchronously, at construction, for any option Sluice cannot accept. */
+export class SluiceConfigError extends Error {
+  override readonly name = 'SluiceConfigError';
+  readonly code: ErrorCode;
+  /** The option path that was wrong, such as `policies[1].window`. */
+  readonly option: string;
+
+  constructor(code: ErrorCode, option: string, message: string) {
+    super(`${option}: ${message}`);
+    this.code = code;
+    this.option = option;
+  }
+}
+
+/** Shows a user-given value in an error message without dumping huge or secret-looking strings. */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') {
+    return value.length > 40 ? `a string of ${value.length} characters` : JSON.stringify(value);
+  }
+  if (typeof value === 'function') return 'a function';
+  if (Array.isArray(value)) return `an array of ${value.length}`;
+  if (value === null) return 'null';
+  if (typeof value === 'object') return 'an object';
+  return String(value);
+}

@@ -1,0 +1,19 @@
+export type { AlgorithmName } from './algorithms/index.js';
+export type { Decision, PolicyInfo, PolicyState } from './decision.js';
+export type { Duration } from './duration.js';
+export type { ErrorCode } from './errors.js';
+export { ErrorCodes, SluiceConfigError } from './errors.js';
+export type { CallOptions, Limiter } from './limiter.js';
+export { createLimiter } from './limiter.js';
+export type { LimiterOptions, OnStoreError, Policy } from './options.js';
+export type { MemoryStoreOptions } from './stores/memory-store.js';
+export { MemoryStore } from './stores/memory-store.js';
+export type {
+  PolicyOutcome,
+  RefundCall,
+  Store,
+  StoreCall,
+  StoreLimiter,
+  StoreOutcome,
+  StorePolicy,
+} from './stores/store.js';

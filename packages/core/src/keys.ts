@@ -1,0 +1,47 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Key parts. Names and subjects are escaped so that no input can open or close a Redis Cluster hash
+ * tag or shift a separator, and long subjects are hashed so keys stay small whatever a client sends.
+ */
+
+/** Subjects that are kept as they are: short, printable, nothing that needs escaping. */
+const PLAIN = /^[A-Za-z0-9._~:@!*+=/,;|$&()[\]^`'"<>?-]{1,64}$/;
+/** Characters escaped in names: the tag braces, the escape, the separator, the digest mark, the unprintable. */
+const SPECIAL = /[%{}:#]|[^\x21-\x7e]/g;
+/** The same for subjects, which may keep ':' (the subject ends its tag or its key). */
+const SUBJECT_SPECIAL = /[%{}#]|[^\x21-\x7e]/g;
+/** Longer subjects are replaced by a digest: bounded keys whatever a client sends. */
+const MAX_PLAIN_LENGTH = 64;
+
+/** '%' and two hex digits per byte-sized code unit, '%u' and four for the rest (lone surrogates too). */
+function escapeChar(char: string): string {
+  const code = char.charCodeAt(0);
+  return code < 0x100 ? `%${code.toString(16).padStart(2, '0')}` : `%u${code.toString(16).padStart(4, '0')}`;
+}
+
+/** A name (limiter, policy) as a key part: ':' and braces escaped. */
+export function encodeName(name: string): string {
+  return name.replace(SPECIAL, escapeChar);
+}
+
+/** SHA-256 in base64url: how credentials and long subjects appear in keys. */
+export function digest(value: string): string {
+  return createHash('sha256').update(value).digest('base64url');
+}
+
+/**
+ * A subject as a key part. Injective: plain subjects never contain '%', '{', '}' or '#', escaped ones
+ * mark each escape with '%', and digests start with '#'.
+ */
+export function encodeSubject(subject: string): string {
+  if (PLAIN.test(subject)) return subject;
+  if (subject.length > MAX_PLAIN_LENGTH) return `#${digest(subject)}`;
+  const escaped = subject.replace(SUBJECT_SPECIAL, escapeChar);
+  return escaped.length > MAX_PLAIN_LENGTH ? `#${digest(subject)}` : escaped;
+}
+
+/** A policy's namespace: prefix, limiter, policy and algorithm code, names escaped. */
+export function policyNamespace(prefix: string, limiter: string, policy: string, code: string): string {
+  return `${prefix}:${encodeName(limiter)}:${encodeName(policy)}:${code}`;
+}

@@ -1,0 +1,168 @@
+import type { Charge } from './algorithms/index.js';
+import { buildDecision, type Decision, type PolicyInfo } from './decision.js';
+import { ErrorCodes } from './errors.js';
+import { encodeName, encodeSubject, policyNamespace } from './keys.js';
+import { type LimiterConfig, type LimiterOptions, parseLimiterOptions } from './options.js';
+import { MemoryStore } from './stores/memory-store.js';
+import type { Store, StoreCall, StoreLimiter, StoreOutcome } from './stores/store.js';
+
+export interface CallOptions {
+  /** Units this call spends; a positive integer, default 1. */
+  cost?: number;
+}
+
+export interface Limiter {
+  readonly name: string;
+  readonly policies: readonly PolicyInfo[];
+  readonly config: LimiterConfig;
+  /** Charges `subject` under every policy if all allow, none otherwise. */
+  consume(subject: string, options?: CallOptions): Promise<Decision>;
+  /** Would a call of this cost (default 1) be allowed now? The same shape; consumes nothing. */
+  peek(subject: string, options?: CallOptions): Promise<Decision>;
+  /** Forgets the subject under every subject-scoped policy. */
+  reset(subject: string): Promise<void>;
+  /**
+   * The same decision as `consume` or `peek`, as a plain value when the store answers in process
+   * (MemoryStore): the adapters use it so that an allowed request costs no promise.
+   */
+  decide(subject: string, cost: number, mode: StoreCall['mode']): Decision | Promise<Decision>;
+}
+
+/** Policies each store has seen under each prefix and name: reusing a name with other policies warns once. */
+const seenNames = new WeakMap<Store, Map<string, string>>();
+
+function warnOnNameReuse(store: Store, config: LimiterConfig): void {
+  const signature = JSON.stringify(
+    config.policies.map((p) => [p.name, p.algorithm, p.limit, p.windowMs, p.params.burst, p.scope]),
+  );
+  let names = seenNames.get(store);
+  if (names === undefined) {
+    names = new Map();
+    seenNames.set(store, names);
+  }
+  const key = `${config.prefix}\u0000${config.name}`;
+  const earlier = names.get(key);
+  if (earlier === undefined) names.set(key, signature);
+  else if (earlier !== signature && earlier !== '') {
+    names.set(key, '');
+    process.emitWarning(
+      `Two limiters on one store are named "${config.name}" with different policies; they share counters only where policy names match. Give each its own name.`,
+      { code: ErrorCodes.NAME_REUSE, type: 'SluiceWarning' },
+    );
+  }
+}
+
+function checkCost(cost: unknown): number {
+  if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
+    throw new RangeError(`cost must be a positive integer; got ${String(cost)}`);
+  }
+  return cost;
+}
+
+class SluiceLimiter implements Limiter {
+  readonly name: string;
+  readonly policies: readonly PolicyInfo[];
+  readonly config: LimiterConfig;
+  private readonly store: Store;
+  private readonly target: StoreLimiter;
+  /** The concurrency policies alone: what `release()` gives back. */
+  private readonly leases: StoreLimiter | undefined;
+  private leaseId: number;
+
+  constructor(options: LimiterOptions) {
+    const config = parseLimiterOptions(options);
+    this.config = config;
+    this.name = config.name;
+    this.store = config.store ?? new MemoryStore();
+    this.policies = Object.freeze(
+      config.policies.map((p) =>
+        Object.freeze({
+          name: p.name,
+          algorithm: p.algorithm,
+          limit: p.limit,
+          windowMs: p.windowMs,
+          delay: p.delay,
+        }),
+      ),
+    );
+    const storePolicies = config.policies.map((p) =>
+      Object.freeze({
+        algorithm: p.step,
+        params: p.params,
+        scope: p.scope,
+        namespace: policyNamespace(config.prefix, config.name, p.name, p.step.code),
+      }),
+    );
+    this.target = Object.freeze({
+      prefix: config.prefix,
+      name: encodeName(config.name),
+      policies: Object.freeze(storePolicies),
+    });
+    const leasing = storePolicies.filter((p) => p.algorithm.name === 'concurrency');
+    this.leases =
+      leasing.length > 0 ? Object.freeze({ ...this.target, policies: Object.freeze(leasing) }) : undefined;
+    // Lease ids only need to differ between calls that overlap; a random start keeps processes apart.
+    this.leaseId = Math.floor(Math.random() * 2 ** 40) * 1024;
+    if (config.store !== undefined) warnOnNameReuse(this.store, config);
+  }
+
+  consume(subject: string, options?: CallOptions): Promise<Decision> {
+    return this.settle(subject, options, 'consume');
+  }
+
+  peek(subject: string, options?: CallOptions): Promise<Decision> {
+    return this.settle(subject, options, 'peek');
+  }
+
+  async reset(subject: string): Promise<void> {
+    await this.store.reset(this.target, encodeSubject(String(subject)));
+  }
+
+  decide(subject: string, cost: number, mode: StoreCall['mode']): Decision | Promise<Decision> {
+    const encoded = encodeSubject(subject);
+    const leaseId = this.leases === undefined || mode === 'peek' ? 0 : ++this.leaseId;
+    const call: StoreCall = { limiter: this.target, subject: encoded, cost, leaseId, mode };
+    const outcome = this.store.consume(call);
+    if (outcome instanceof Promise) return outcome.then((o) => this.finish(o, call));
+    return this.finish(outcome, call);
+  }
+
+  private settle(
+    subject: string,
+    options: CallOptions | undefined,
+    mode: StoreCall['mode'],
+  ): Promise<Decision> {
+    try {
+      if (typeof subject !== 'string') throw new TypeError(`subject must be a string; got ${typeof subject}`);
+      const cost = options?.cost === undefined ? 1 : checkCost(options.cost);
+      const decision = this.decide(subject, cost, mode);
+      return decision instanceof Promise ? decision : Promise.resolve(decision);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private finish(outcome: StoreOutcome, call: StoreCall): Decision {
+    const decision = buildDecision(this.policies, outcome.steps);
+    if (!decision.allowed || call.mode === 'peek') return decision;
+    const charge = { cost: call.cost, chargedAt: outcome.now, leaseId: call.leaseId };
+    decision.refund = this.giveBack(this.target, call.subject, charge);
+    if (this.leases !== undefined) decision.release = this.giveBack(this.leases, call.subject, charge);
+    return decision;
+  }
+
+  /** A function that gives the charge back once; later calls do nothing. */
+  private giveBack(target: StoreLimiter, subject: string, charge: Charge): () => Promise<void> {
+    let done = false;
+    return async () => {
+      if (done) return;
+      done = true;
+      await this.store.refund({ limiter: target, subject, charge });
+    };
+  }
+}
+
+/** Builds a limiter; throws SluiceConfigError at once for any option it cannot accept. */
+export function createLimiter(options: LimiterOptions): Limiter {
+  return new SluiceLimiter(options);
+}

@@ -1,0 +1,275 @@
+import type { Algorithm, PolicyParams } from './algorithms/index.js';
+import { type AlgorithmName, algorithmNames, algorithms, bucketAlgorithms } from './algorithms/index.js';
+import { type Duration, formatDuration, parseDuration } from './duration.js';
+import { describeValue, type ErrorCode, ErrorCodes, SluiceConfigError } from './errors.js';
+import type { Store } from './stores/store.js';
+
+export type OnStoreError = 'local' | 'allow' | 'deny';
+
+export interface Policy {
+  /** A positive integer: cost units per window (the refill per window for bucket algorithms). */
+  limit: number;
+  window: Duration;
+  /** Default 'sliding-window'. */
+  algorithm?: AlgorithmName;
+  /** Default `${limit}-per-${window}`, the window in its largest exact unit. Unique within a limiter. */
+  name?: string;
+  /** token-bucket, leaky-bucket, gcra: capacity; default = limit. */
+  burst?: number;
+  /** 'global': one counter shared by every subject of the limiter. Default 'subject'. */
+  scope?: 'subject' | 'global';
+  /** leaky-bucket only: true (default) holds a request until its slot. */
+  delay?: boolean;
+}
+
+export interface LimiterOptions {
+  policies?: Policy[];
+  /** Shorthand for one policy: `{ limit, window, algorithm }` (with `burst`, `delay`, `scope`). */
+  limit?: number;
+  window?: Duration;
+  algorithm?: AlgorithmName;
+  burst?: number;
+  delay?: boolean;
+  scope?: 'subject' | 'global';
+  /** Default: a new MemoryStore(). */
+  store?: Store;
+  /** The resource this limiter guards. Default 'default'. */
+  name?: string;
+  /** Key namespace. Default 'sluice'. */
+  prefix?: string;
+  /** Default 'local'. */
+  onStoreError?: OnStoreError;
+  /** Default 250 ms. */
+  storeTimeout?: Duration;
+}
+
+/** A policy, parsed. */
+export interface PolicyConfig {
+  readonly name: string;
+  readonly algorithm: AlgorithmName;
+  readonly step: Algorithm;
+  readonly params: PolicyParams;
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly scope: 'subject' | 'global';
+  readonly delay: boolean;
+}
+
+/** Options parsed once into a frozen whole. */
+export interface LimiterConfig {
+  readonly name: string;
+  readonly prefix: string;
+  readonly policies: readonly PolicyConfig[];
+  readonly store: Store | undefined;
+  readonly onStoreError: OnStoreError;
+  readonly storeTimeoutMs: number;
+}
+
+const LIMITER_KEYS = new Set([
+  'policies',
+  'limit',
+  'window',
+  'algorithm',
+  'burst',
+  'delay',
+  'scope',
+  'store',
+  'name',
+  'prefix',
+  'onStoreError',
+  'storeTimeout',
+]);
+const SHORTHAND_KEYS = ['limit', 'window', 'algorithm', 'burst', 'delay', 'scope'] as const;
+const POLICY_KEYS = new Set(['limit', 'window', 'algorithm', 'name', 'burst', 'scope', 'delay']);
+/** Products of counts and milliseconds stay below this, so integer arithmetic stays exact. */
+const MAX_EXACT = 2 ** 50;
+
+export function fail(code: ErrorCode, option: string, message: string): never {
+  throw new SluiceConfigError(code, option, message);
+}
+
+/** Throws for keys of `options` that are not in `known`. */
+export function rejectUnknown(options: object, known: ReadonlySet<string>, where: string): void {
+  for (const key of Object.keys(options)) {
+    if (!known.has(key)) {
+      fail(
+        ErrorCodes.UNKNOWN_OPTION,
+        where ? `${where}.${key}` : key,
+        `unknown option; expected one of ${[...known].join(', ')}`,
+      );
+    }
+  }
+}
+
+export function expectObject(value: unknown, option: string): asserts value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    fail(ErrorCodes.INVALID_OPTION, option, `expected an object; got ${describeValue(value)}`);
+  }
+}
+
+export function positiveInteger(value: unknown, option: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    fail(ErrorCodes.INVALID_LIMIT, option, `expected a positive integer; got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+export function oneOf<T extends string>(
+  value: unknown,
+  choices: readonly T[],
+  option: string,
+  code: ErrorCode = ErrorCodes.INVALID_OPTION,
+): T {
+  if (!choices.includes(value as T)) {
+    fail(
+      code,
+      option,
+      `expected one of ${choices.map((c) => `'${c}'`).join(', ')}; got ${describeValue(value)}`,
+    );
+  }
+  return value as T;
+}
+
+export function nonEmptyString(value: unknown, option: string): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 256) {
+    fail(
+      ErrorCodes.INVALID_OPTION,
+      option,
+      `expected a non-empty string of at most 256 characters; got ${describeValue(value)}`,
+    );
+  }
+  return value;
+}
+
+function parsePolicy(raw: unknown, option: string): PolicyConfig {
+  expectObject(raw, option);
+  rejectUnknown(raw, POLICY_KEYS, option);
+  const limit = positiveInteger(raw.limit, `${option}.limit`);
+  if (raw.window === undefined) fail(ErrorCodes.INVALID_DURATION, `${option}.window`, 'is required');
+  const windowMs = parseDuration(raw.window, `${option}.window`);
+  const algorithm =
+    raw.algorithm === undefined
+      ? 'sliding-window'
+      : oneOf(raw.algorithm, algorithmNames, `${option}.algorithm`, ErrorCodes.INVALID_ALGORITHM);
+  let burst = limit;
+  if (raw.burst !== undefined) {
+    if (!bucketAlgorithms.has(algorithm)) {
+      fail(
+        ErrorCodes.INVALID_POLICY,
+        `${option}.burst`,
+        `only token-bucket, leaky-bucket and gcra take a burst, not ${algorithm}`,
+      );
+    }
+    burst = positiveInteger(raw.burst, `${option}.burst`);
+  }
+  let delay = false;
+  if (raw.delay !== undefined) {
+    if (algorithm !== 'leaky-bucket')
+      fail(ErrorCodes.INVALID_POLICY, `${option}.delay`, `only leaky-bucket takes delay, not ${algorithm}`);
+    if (typeof raw.delay !== 'boolean')
+      fail(
+        ErrorCodes.INVALID_OPTION,
+        `${option}.delay`,
+        `expected a boolean; got ${describeValue(raw.delay)}`,
+      );
+    delay = raw.delay;
+  } else delay = algorithm === 'leaky-bucket';
+  const scope =
+    raw.scope === undefined ? 'subject' : oneOf(raw.scope, ['subject', 'global'] as const, `${option}.scope`);
+  if (Math.max(limit, burst) * windowMs > MAX_EXACT) {
+    fail(
+      ErrorCodes.INVALID_LIMIT,
+      option,
+      `limit (or burst) times window is too large to count exactly (at most 2^50)`,
+    );
+  }
+  const name =
+    raw.name === undefined
+      ? `${limit}-per-${formatDuration(windowMs)}`
+      : nonEmptyString(raw.name, `${option}.name`);
+  return Object.freeze({
+    name,
+    algorithm,
+    step: algorithms[algorithm],
+    params: Object.freeze({ limit, windowMs, burst }),
+    limit,
+    windowMs,
+    scope,
+    delay,
+  });
+}
+
+function isStore(value: unknown): value is Store {
+  const store = value as Store;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof store.consume === 'function' &&
+    typeof store.refund === 'function' &&
+    typeof store.reset === 'function' &&
+    typeof store.local === 'boolean'
+  );
+}
+
+/** Options -> frozen config. Every SluiceConfigError of a limiter is thrown here. */
+export function parseLimiterOptions(options: unknown): LimiterConfig {
+  expectObject(options, 'options');
+  rejectUnknown(options, LIMITER_KEYS, '');
+  const shorthand = SHORTHAND_KEYS.filter((key) => options[key] !== undefined);
+  let policies: PolicyConfig[];
+  if (options.policies !== undefined) {
+    if (shorthand.length > 0) {
+      fail(
+        ErrorCodes.NO_POLICY,
+        shorthand[0]!,
+        'give either `policies` or the shorthand `{ limit, window, algorithm }`, not both',
+      );
+    }
+    if (!Array.isArray(options.policies) || options.policies.length === 0) {
+      fail(
+        ErrorCodes.NO_POLICY,
+        'policies',
+        `expected a non-empty array of policies; got ${describeValue(options.policies)}`,
+      );
+    }
+    policies = options.policies.map((p, i) => parsePolicy(p, `policies[${i}]`));
+  } else if (shorthand.length > 0) {
+    const policy: Record<string, unknown> = {};
+    for (const key of shorthand) policy[key] = options[key];
+    policies = [parsePolicy(policy, 'options')];
+  } else {
+    fail(ErrorCodes.NO_POLICY, 'policies', 'a limiter needs `policies` or the shorthand `{ limit, window }`');
+  }
+  const seen = new Set<string>();
+  policies.forEach((p, i) => {
+    if (seen.has(p.name))
+      fail(ErrorCodes.DUPLICATE_POLICY, `policies[${i}].name`, `"${p.name}" is used by an earlier policy`);
+    seen.add(p.name);
+  });
+  if (options.store !== undefined && !isStore(options.store)) {
+    fail(
+      ErrorCodes.INVALID_STORE,
+      'store',
+      'expected a MemoryStore, a RedisStore or another object implementing Store',
+    );
+  }
+  const prefix = options.prefix === undefined ? 'sluice' : nonEmptyString(options.prefix, 'prefix');
+  if (/[{}]/.test(prefix))
+    fail(
+      ErrorCodes.INVALID_OPTION,
+      'prefix',
+      'must not contain { or }: they would move the Redis Cluster hash tag',
+    );
+  return Object.freeze({
+    name: options.name === undefined ? 'default' : nonEmptyString(options.name, 'name'),
+    prefix,
+    policies: Object.freeze(policies),
+    store: options.store as Store | undefined,
+    onStoreError:
+      options.onStoreError === undefined
+        ? 'local'
+        : oneOf(options.onStoreError, ['local', 'allow', 'deny'] as const, 'onStoreError'),
+    storeTimeoutMs:
+      options.storeTimeout === undefined ? 250 : parseDuration(options.storeTimeout, 'storeTimeout'),
+  });
+}

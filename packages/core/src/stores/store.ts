@@ -1,0 +1,104 @@
+import type { Algorithm, Charge, PolicyParams, StepResult } from '../algorithms/index.js';
+
+/** What a store needs of one policy to run its step and name its key. */
+export interface StorePolicy {
+  readonly algorithm: Algorithm;
+  readonly params: PolicyParams;
+  readonly scope: 'subject' | 'global';
+  /** `${prefix}:${limiter}:${policy}:${code}`, names escaped (keys.ts): the same for every limiter that shares counters. */
+  readonly namespace: string;
+}
+
+/** The limiter a call comes from, as its keys need it. */
+export interface StoreLimiter {
+  readonly prefix: string;
+  /** The limiter's name, escaped. */
+  readonly name: string;
+  readonly policies: readonly StorePolicy[];
+}
+
+/** One call of a limiter: every policy, decided together. */
+export interface StoreCall {
+  readonly limiter: StoreLimiter;
+  /** The subject, encoded (keys.ts); global-scoped policies ignore it. */
+  readonly subject: string;
+  /** A positive integer. */
+  readonly cost: number;
+  /** Identifies a concurrency lease taken by this call (0 when no policy takes leases). */
+  readonly leaseId: number;
+  /** 'consume' charges every policy if all allow, none otherwise; 'peek' charges nothing. */
+  readonly mode: 'consume' | 'peek';
+}
+
+/** One policy's verdict as a store reports it. */
+export type PolicyOutcome = Pick<
+  StepResult,
+  'allowed' | 'remaining' | 'resetMs' | 'retryAfterMs' | 'delayMs'
+>;
+
+export interface StoreOutcome {
+  /** The store's clock when it decided, in ms (Redis TIME for the Redis store). */
+  readonly now: number;
+  /**
+   * One per policy. When the call was not charged (denied or peek), the policies that would have
+   * allowed report their state as it stands, not as it would be after the call.
+   */
+  readonly steps: readonly PolicyOutcome[];
+}
+
+export interface RefundCall {
+  readonly limiter: StoreLimiter;
+  readonly subject: string;
+  readonly charge: Charge;
+}
+
+/**
+ * A store runs algorithm steps over keys, all-or-nothing per call. It holds no algorithm logic.
+ * A store that answers in process returns plain values, so a decision costs no promise.
+ */
+export interface Store {
+  /** True for stores that decide in process and cannot fail (no timeout or fallback needed). */
+  readonly local: boolean;
+  consume(call: StoreCall): StoreOutcome | Promise<StoreOutcome>;
+  refund(call: RefundCall): void | Promise<void>;
+  /** Forgets the subject under every subject-scoped policy of the limiter. */
+  reset(limiter: StoreLimiter, subject: string): void | Promise<void>;
+}
+
+/**
+ * Decides one call over states already read: the shared all-or-nothing rule that every store applies
+ * (the Redis store applies the same rule in Lua). Returns the outcomes, and whether to commit.
+ */
+export function decideAll(
+  call: StoreCall,
+  states: ReadonlyArray<number[] | undefined>,
+  now: number,
+): { steps: PolicyOutcome[]; results: StepResult[]; commit: boolean } {
+  const { cost, leaseId } = call;
+  const { policies } = call.limiter;
+  const results: StepResult[] = new Array(policies.length);
+  let allowed = true;
+  for (let i = 0; i < policies.length; i++) {
+    const { algorithm, params } = policies[i]!;
+    const result = algorithm.step(states[i], now, cost, params, leaseId);
+    results[i] = result;
+    if (!result.allowed) allowed = false;
+  }
+  const commit = allowed && call.mode === 'consume';
+  if (commit) return { steps: results, results, commit };
+  // Nothing is charged: a policy that would have allowed reports its state as it stands.
+  const steps: PolicyOutcome[] = results.slice();
+  for (let i = 0; i < policies.length; i++) {
+    if (!results[i]!.allowed) continue;
+    const { algorithm, params } = policies[i]!;
+    const seen = algorithm.step(states[i], now, 0, params, leaseId);
+    steps[i] = {
+      allowed: true,
+      remaining: seen.remaining,
+      resetMs: seen.resetMs,
+      retryAfterMs: 0,
+      delayMs: seen.delayMs,
+    };
+  }
+  return { steps, results, commit };
+}

@@ -1,0 +1,2 @@
+export type { ManualClock } from './manual-clock.js';
+export { manualClock } from './manual-clock.js';

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The README's test command: every test, against real redis-server processes that the tests start.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "test: redis-server is missing; installing the Debian package redis-server"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+  else
+    echo "test: redis-server is missing. Install it first:  sudo apt-get install -y redis-server" >&2
+    exit 1
+  fi
+fi
+out=$(mktemp)
+status=0
+npx jest --maxWorkers=2 --json --outputFile="$out" "$@" || status=$?
+node -e '
+  const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+  console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
+' "$out" || true
+rm -f "$out"
+exit "$status"

@@ -1,0 +1,5 @@
+// Lua twins are imported as text: tsup's text loader in builds, scripts/jest-text-transform.cjs in tests.
+declare module '*.lua' {
+  const source: string;
+  export default source;
+}
