@@ -1,13 +1,15 @@
 /** One Jest run for every package; sources are tested directly, no build needed. */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/packages', '<rootDir>/test', '<rootDir>/examples'],
+  roots: ['<rootDir>/packages', '<rootDir>/test', '<rootDir>/examples', '<rootDir>/docs'],
   testMatch: ['**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/', '/test/consumers/'],
   transform: {
     '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }],
     '^.+\\.lua$': '<rootDir>/scripts/jest-text-transform.cjs',
   },
+  // cookie 2 (under fastify.inject's light-my-request) is ESM only: compile it like the sources.
+  transformIgnorePatterns: ['^(?!.*/\\.pnpm/cookie@2).*/node_modules/'],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json', 'lua'],
   moduleNameMapper: {
     '^@sluice/core$': '<rootDir>/packages/core/src/index.ts',

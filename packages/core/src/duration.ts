@@ -38,7 +38,8 @@ export function parseDuration(value: unknown, option: string): number {
     const unit = match ? UNIT_MS[match[2]!.toLowerCase()] : undefined;
     if (match && unit !== undefined) ms = Number(match[1]) * unit;
   }
-  if (ms === undefined || !Number.isFinite(ms) || ms <= 0 || !Number.isInteger(ms)) {
+  // Safe integers only: a window past 2^53 ms could not be counted exactly (and is a typo anyway).
+  if (ms === undefined || !Number.isSafeInteger(ms) || ms <= 0) {
     throw new SluiceConfigError(
       ErrorCodes.INVALID_DURATION,
       option,

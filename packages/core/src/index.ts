@@ -3,11 +3,18 @@ export type { Decision, PolicyInfo, PolicyState } from './decision.js';
 export type { Duration } from './duration.js';
 export type { ErrorCode } from './errors.js';
 export { ErrorCodes, SluiceConfigError } from './errors.js';
+export type { HttpHandler, HttpOutcome } from './http/handle.js';
+export { createHttpHandler, PROBLEM_CONTENT_TYPE } from './http/handle.js';
+export type { HeaderMode } from './http/headers.js';
+export type { ProblemBody } from './http/responses.js';
+export type { HttpOptions, RequestReader, SubjectSource } from './http/types.js';
 export type { CallOptions, Limiter } from './limiter.js';
 export { createLimiter } from './limiter.js';
 export type { LimiterOptions, OnStoreError, Policy } from './options.js';
 export type { MemoryStoreOptions } from './stores/memory-store.js';
 export { MemoryStore } from './stores/memory-store.js';
+export type { RedisScriptClient, RedisStoreOptions } from './stores/redis/redis-store.js';
+export { RedisStore } from './stores/redis/redis-store.js';
 export type {
   PolicyOutcome,
   RefundCall,

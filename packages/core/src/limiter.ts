@@ -3,6 +3,7 @@ import { buildDecision, type Decision, type PolicyInfo } from './decision.js';
 import { ErrorCodes } from './errors.js';
 import { encodeName, encodeSubject, policyNamespace } from './keys.js';
 import { type LimiterConfig, type LimiterOptions, parseLimiterOptions } from './options.js';
+import { StoreGuard } from './stores/failure.js';
 import { MemoryStore } from './stores/memory-store.js';
 import type { Store, StoreCall, StoreLimiter, StoreOutcome } from './stores/store.js';
 
@@ -52,6 +53,11 @@ function warnOnNameReuse(store: Store, config: LimiterConfig): void {
   }
 }
 
+function checkSubject(subject: unknown): string {
+  if (typeof subject !== 'string') throw new TypeError(`subject must be a string; got ${typeof subject}`);
+  return subject;
+}
+
 function checkCost(cost: unknown): number {
   if (typeof cost !== 'number' || !Number.isSafeInteger(cost) || cost <= 0) {
     throw new RangeError(`cost must be a positive integer; got ${String(cost)}`);
@@ -68,6 +74,8 @@ class SluiceLimiter implements Limiter {
   /** The concurrency policies alone: what `release()` gives back. */
   private readonly leases: StoreLimiter | undefined;
   private leaseId: number;
+  /** Timeout, circuit breaker, fallback and deny cache for stores that can fail. */
+  private readonly guard: StoreGuard | undefined;
 
   constructor(options: LimiterOptions) {
     const config = parseLimiterOptions(options);
@@ -97,6 +105,7 @@ class SluiceLimiter implements Limiter {
       prefix: config.prefix,
       name: encodeName(config.name),
       policies: Object.freeze(storePolicies),
+      hasGlobalPolicy: storePolicies.some((p) => p.scope === 'global'),
     });
     const leasing = storePolicies.filter((p) => p.algorithm.name === 'concurrency');
     this.leases =
@@ -104,6 +113,16 @@ class SluiceLimiter implements Limiter {
     // Lease ids only need to differ between calls that overlap; a random start keeps processes apart.
     this.leaseId = Math.floor(Math.random() * 2 ** 40) * 1024;
     if (config.store !== undefined) warnOnNameReuse(this.store, config);
+    this.guard = this.store.local
+      ? undefined
+      : new StoreGuard(
+          this.store,
+          this.policies,
+          this.target,
+          config.onStoreError,
+          config.storeTimeoutMs,
+          (o, c, r) => this.finish(o, c, r),
+        );
   }
 
   consume(subject: string, options?: CallOptions): Promise<Decision> {
@@ -115,13 +134,16 @@ class SluiceLimiter implements Limiter {
   }
 
   async reset(subject: string): Promise<void> {
-    await this.store.reset(this.target, encodeSubject(String(subject)));
+    const encoded = encodeSubject(checkSubject(subject));
+    if (this.guard !== undefined) return this.guard.reset(encoded);
+    await this.store.reset(this.target, encoded);
   }
 
   decide(subject: string, cost: number, mode: StoreCall['mode']): Decision | Promise<Decision> {
     const encoded = encodeSubject(subject);
     const leaseId = this.leases === undefined || mode === 'peek' ? 0 : ++this.leaseId;
     const call: StoreCall = { limiter: this.target, subject: encoded, cost, leaseId, mode };
+    if (this.guard !== undefined) return this.guard.decide(call);
     const outcome = this.store.consume(call);
     if (outcome instanceof Promise) return outcome.then((o) => this.finish(o, call));
     return this.finish(outcome, call);
@@ -133,7 +155,7 @@ class SluiceLimiter implements Limiter {
     mode: StoreCall['mode'],
   ): Promise<Decision> {
     try {
-      if (typeof subject !== 'string') throw new TypeError(`subject must be a string; got ${typeof subject}`);
+      checkSubject(subject);
       const cost = options?.cost === undefined ? 1 : checkCost(options.cost);
       const decision = this.decide(subject, cost, mode);
       return decision instanceof Promise ? decision : Promise.resolve(decision);
@@ -142,22 +164,33 @@ class SluiceLimiter implements Limiter {
     }
   }
 
-  private finish(outcome: StoreOutcome, call: StoreCall): Decision {
+  /** The decision of a store's outcome; its refund and release go to `refunds`. */
+  private finish(
+    outcome: StoreOutcome,
+    call: StoreCall,
+    refunds: Pick<Store, 'refund'> = this.store,
+  ): Decision {
     const decision = buildDecision(this.policies, outcome.steps);
     if (!decision.allowed || call.mode === 'peek') return decision;
     const charge = { cost: call.cost, chargedAt: outcome.now, leaseId: call.leaseId };
-    decision.refund = this.giveBack(this.target, call.subject, charge);
-    if (this.leases !== undefined) decision.release = this.giveBack(this.leases, call.subject, charge);
+    decision.refund = this.giveBack(this.target, call.subject, charge, refunds);
+    if (this.leases !== undefined)
+      decision.release = this.giveBack(this.leases, call.subject, charge, refunds);
     return decision;
   }
 
   /** A function that gives the charge back once; later calls do nothing. */
-  private giveBack(target: StoreLimiter, subject: string, charge: Charge): () => Promise<void> {
+  private giveBack(
+    target: StoreLimiter,
+    subject: string,
+    charge: Charge,
+    refunds: Pick<Store, 'refund'>,
+  ): () => Promise<void> {
     let done = false;
     return async () => {
       if (done) return;
       done = true;
-      await this.store.refund({ limiter: target, subject, charge });
+      await refunds.refund({ limiter: target, subject, charge });
     };
   }
 }

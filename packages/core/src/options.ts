@@ -65,7 +65,8 @@ export interface LimiterConfig {
   readonly storeTimeoutMs: number;
 }
 
-const LIMITER_KEYS = new Set([
+/** The option names of a limiter (the HTTP layer tells them from its own). */
+export const LIMITER_KEYS: ReadonlySet<string> = new Set([
   'policies',
   'limit',
   'window',
@@ -232,7 +233,8 @@ export function parseLimiterOptions(options: unknown): LimiterConfig {
         `expected a non-empty array of policies; got ${describeValue(options.policies)}`,
       );
     }
-    policies = options.policies.map((p, i) => parsePolicy(p, `policies[${i}]`));
+    // Array.from visits holes too: a sparse array's missing policy is an error, not a skipped slot.
+    policies = Array.from(options.policies, (p, i) => parsePolicy(p, `policies[${i}]`));
   } else if (shorthand.length > 0) {
     const policy: Record<string, unknown> = {};
     for (const key of shorthand) policy[key] = options[key];

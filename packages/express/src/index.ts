@@ -1,1 +1,2 @@
-export {};
+export type { RateLimiterOptions, RateLimitMiddleware } from './middleware.js';
+export { rateLimiter } from './middleware.js';

@@ -18,10 +18,10 @@ export interface HttpOptions<Req = unknown, Res = unknown> extends LimiterOption
   apiKey?: { header?: string; query?: string };
   verify?: (credential: string, kind: 'api-key' | 'token') => string | null | Promise<string | null>;
   ipv6Subnet?: number | false;
-  cost?: number | ((req: Req) => number);
+  cost?: number | ((req: Req) => number | Promise<number>);
   skip?: (req: Req) => boolean | Promise<boolean>;
-  allowList?: string[] | ((req: Req, subject: string | undefined) => boolean);
-  denyList?: string[] | ((req: Req, subject: string | undefined) => boolean);
+  allowList?: string[] | ((req: Req, subject: string | undefined) => boolean | Promise<boolean>);
+  denyList?: string[] | ((req: Req, subject: string | undefined) => boolean | Promise<boolean>);
   ban?: { after: number; within?: Duration; for: Duration };
   headers?: 'draft-10' | 'draft-7' | 'draft-6' | false;
   legacyHeaders?: boolean;

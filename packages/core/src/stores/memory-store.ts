@@ -19,7 +19,8 @@ export interface MemoryStoreOptions {
 /** One key's state and bookkeeping. */
 interface Slot {
   state: State | undefined;
-  expiresAt: number;
+  /** When the state means the same as none, in expiry units after the store's base, rounded up. */
+  expiry: number;
   /** Value of the store's tick when the slot last moved to the young end of its map. */
   touched: number;
 }
@@ -28,6 +29,12 @@ interface Slot {
 const SWEEP_STEP = 2;
 /** Entries looked at from each old end for an expired one before a live key is evicted. */
 const EVICT_SCAN = 16;
+/**
+ * Expiry is kept in whole seconds after the store was created, rounded up: a small integer that V8
+ * stores inline (a Smi), where epoch milliseconds would be a boxed double of 16 more bytes per key.
+ * A state may then be kept up to a second after it expired, which changes no decision.
+ */
+const EXPIRY_UNIT_MS = 1000;
 
 /**
  * An in-process store: bounded, least recently used evicted first (expired keys before live ones),
@@ -37,7 +44,7 @@ const EVICT_SCAN = 16;
 export class MemoryStore implements Store {
   readonly local = true;
   private readonly maxKeys: number;
-  private readonly clock: () => number;
+  readonly clock: () => number;
   private readonly spaces = new Map<string, Map<string, Slot>>();
   private count = 0;
   private tick = 0;
@@ -45,6 +52,8 @@ export class MemoryStore implements Store {
   private readonly moveAfter: number;
   private sweep: Iterator<[string, Slot]> | undefined;
   private sweepSpace: Map<string, Slot> | undefined;
+  /** The clock's reading at construction: expiry units count from here. */
+  private readonly base: number;
 
   constructor(options: MemoryStoreOptions = {}) {
     if (typeof options !== 'object' || options === null) {
@@ -81,6 +90,7 @@ export class MemoryStore implements Store {
     this.maxKeys = maxKeys;
     this.clock = clock;
     this.moveAfter = Math.max(1, maxKeys >>> 2);
+    this.base = clock();
   }
 
   /** Keys held now, expired ones not yet swept included. */
@@ -90,12 +100,13 @@ export class MemoryStore implements Store {
 
   consume(call: StoreCall): StoreOutcome {
     const now = this.clock();
+    const due = this.due(now);
     const { policies } = call.limiter;
     const slots: Array<Slot | undefined> = new Array(policies.length);
     const states: Array<State | undefined> = new Array(policies.length);
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i]!;
-      const slot = this.read(policy.namespace, policy.scope === 'global' ? '' : call.subject, now);
+      const slot = this.read(policy.namespace, policy.scope === 'global' ? '' : call.subject, due);
       slots[i] = slot;
       states[i] = slot?.state;
     }
@@ -109,8 +120,8 @@ export class MemoryStore implements Store {
           policy.scope === 'global' ? '' : call.subject,
           slots[i],
           result.next,
-          result.expiresAt,
-          now,
+          this.expiry(result.expiresAt),
+          due,
         );
       }
     }
@@ -119,12 +130,13 @@ export class MemoryStore implements Store {
 
   refund(call: RefundCall): void {
     const now = this.clock();
+    const due = this.due(now);
     for (const policy of call.limiter.policies) {
       const subject = policy.scope === 'global' ? '' : call.subject;
-      const slot = this.read(policy.namespace, subject, now);
+      const slot = this.read(policy.namespace, subject, due);
       if (slot === undefined) continue;
       const { next, expiresAt } = policy.algorithm.refund(slot.state, now, call.charge, policy.params);
-      this.write(policy.namespace, subject, slot, next, expiresAt, now);
+      this.write(policy.namespace, subject, slot, next, this.expiry(expiresAt), due);
     }
   }
 
@@ -134,12 +146,22 @@ export class MemoryStore implements Store {
     }
   }
 
+  /** An absolute expiry in ms as expiry units, rounded up: never earlier than the state expires. */
+  private expiry(expiresAt: number): number {
+    return Math.ceil((expiresAt - this.base) / EXPIRY_UNIT_MS);
+  }
+
+  /** The expiry units that have fully passed at `now`: slots with an expiry up to this are expired. */
+  private due(now: number): number {
+    return Math.floor((now - this.base) / EXPIRY_UNIT_MS);
+  }
+
   /** The live slot of a key, moved towards the young end if it has grown old; expired slots are dropped. */
-  private read(namespace: string, subject: string, now: number): Slot | undefined {
+  private read(namespace: string, subject: string, due: number): Slot | undefined {
     const space = this.spaces.get(namespace);
     const slot = space?.get(subject);
     if (slot === undefined) return undefined;
-    if (slot.expiresAt <= now) {
+    if (slot.expiry <= due) {
       space!.delete(subject);
       this.count--;
       return undefined;
@@ -157,28 +179,28 @@ export class MemoryStore implements Store {
     subject: string,
     slot: Slot | undefined,
     state: State | undefined,
-    expiresAt: number,
-    now: number,
+    expiry: number,
+    due: number,
   ): void {
     if (slot !== undefined) {
       slot.state = state;
-      slot.expiresAt = expiresAt;
+      slot.expiry = expiry;
       return;
     }
-    if (expiresAt <= now) return;
+    if (expiry <= due) return;
     let space = this.spaces.get(namespace);
     if (space === undefined) {
       space = new Map();
       this.spaces.set(namespace, space);
     }
-    this.sweepSome(now);
-    if (this.count >= this.maxKeys) this.evict(now);
-    space.set(subject, { state, expiresAt, touched: ++this.tick });
+    this.sweepSome(due);
+    if (this.count >= this.maxKeys) this.evict(due);
+    space.set(subject, { state, expiry, touched: ++this.tick });
     this.count++;
   }
 
   /** Looks at a few entries per insert, round robin over namespaces, and drops the expired ones. */
-  private sweepSome(now: number): void {
+  private sweepSome(due: number): void {
     for (let n = 0; n < SWEEP_STEP; n++) {
       let entry = this.sweep?.next();
       if (entry === undefined || entry.done) {
@@ -187,7 +209,7 @@ export class MemoryStore implements Store {
         if (entry === undefined || entry.done) return;
       }
       const [subject, slot] = entry.value;
-      if (slot.expiresAt <= now && this.sweepSpace!.delete(subject)) this.count--;
+      if (slot.expiry <= due && this.sweepSpace!.delete(subject)) this.count--;
     }
   }
 
@@ -199,14 +221,14 @@ export class MemoryStore implements Store {
   }
 
   /** Makes room for one key: an expired one near an old end if there is one, else the least recently used. */
-  private evict(now: number): void {
+  private evict(due: number): void {
     let oldest: Map<string, Slot> | undefined;
     let oldestKey: string | undefined;
     let oldestTouched = Number.POSITIVE_INFINITY;
     for (const space of this.spaces.values()) {
       let scanned = 0;
       for (const [subject, slot] of space) {
-        if (slot.expiresAt <= now) {
+        if (slot.expiry <= due) {
           space.delete(subject);
           this.count--;
           return;

@@ -15,6 +15,12 @@ export interface StoreLimiter {
   /** The limiter's name, escaped. */
   readonly name: string;
   readonly policies: readonly StorePolicy[];
+  /**
+   * True when any policy of the whole limiter is global-scoped, also on a subset of its policies (the
+   * leases a release gives back): a store that shards keys (Redis Cluster) keeps every key of such a
+   * limiter with its global keys. When absent, stores look at `policies`.
+   */
+  readonly hasGlobalPolicy?: boolean;
 }
 
 /** One call of a limiter: every policy, decided together. */
@@ -59,6 +65,12 @@ export interface RefundCall {
 export interface Store {
   /** True for stores that decide in process and cannot fail (no timeout or fallback needed). */
   readonly local: boolean;
+  /**
+   * The clock the store decides by, when it reads one in process (an injected clock, the memory
+   * store's). The limiter times its deny cache, circuit breaker and local fallback by it, so a manual
+   * clock moves them all; without one they use the process's clock.
+   */
+  readonly clock?: () => number;
   consume(call: StoreCall): StoreOutcome | Promise<StoreOutcome>;
   refund(call: RefundCall): void | Promise<void>;
   /** Forgets the subject under every subject-scoped policy of the limiter. */

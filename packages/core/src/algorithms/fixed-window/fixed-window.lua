@@ -1,1 +1,32 @@
--- Lua twin of fixed-window: written with the Redis store.
+-- Lua twin of fixed-window.ts: the same integer arithmetic, in the same order.
+-- A chunk returning { step, refund }; the Redis script (stores/redis/script.ts) calls them with:
+--   state      the stored { windowIndex, count }, or nil
+--   now        ms; cost: units of the call (0 observes); limit, windowMs: the policy's numbers
+-- step returns allowed, next, remaining, resetMs, retryAfterMs (math.huge: never), delayMs, expiresAt;
+-- refund returns next, expiresAt.
+local floor = math.floor
+local max = math.max
+
+local function step(state, now, cost, limit, windowMs)
+  local index = floor(now / windowMs)
+  local count = 0
+  if state ~= nil and state[1] == index then count = state[2] end
+  local finish = (index + 1) * windowMs
+  local resetMs = finish - now
+  if cost > limit then return false, state, limit - count, resetMs, math.huge, 0, finish end
+  if count + cost > limit then
+    -- The next window starts empty, and cost <= limit fits there.
+    return false, state, limit - count, resetMs, resetMs, 0, finish
+  end
+  return true, { index, count + cost }, limit - count - cost, resetMs, 0, 0, finish
+end
+
+local function refund(state, now, cost, chargedAt, leaseId, limit, windowMs)
+  local index = floor(chargedAt / windowMs)
+  if state == nil or state[1] ~= index then
+    return state, (state ~= nil and state[1] or 0) * windowMs + windowMs
+  end
+  return { index, max(0, state[2] - cost) }, (index + 1) * windowMs
+end
+
+return { step = step, refund = refund }

@@ -1,1 +1,55 @@
--- Lua twin of sliding-window: written with the Redis store.
+-- Lua twin of sliding-window.ts: the same integer arithmetic, in the same order.
+-- A chunk returning { step, refund }; the Redis script (stores/redis/script.ts) calls them with:
+--   state      the stored { windowIndex, current, previous }, or nil
+--   now        ms; cost: units of the call (0 observes); limit, w: the policy's limit and windowMs
+-- step returns allowed, next, remaining, resetMs, retryAfterMs (math.huge: never), delayMs, expiresAt;
+-- refund returns next, expiresAt.
+local floor = math.floor
+local max = math.max
+
+local function step(state, now, cost, limit, w)
+  local index = floor(now / w)
+  local start = index * w
+  local curr = 0
+  local prev = 0
+  if state ~= nil then
+    if state[1] == index then
+      curr = state[2]
+      prev = state[3]
+    elseif state[1] == index - 1 then
+      prev = state[2]
+    end
+  end
+  local finish = start + w
+  local resetMs = finish - now
+  -- The estimate times W: prev * (W - elapsed) + curr * W.
+  local scaled = prev * (finish - now) + curr * w
+  if cost > limit then
+    return false, state, max(0, floor((limit * w - scaled) / w)), resetMs, math.huge, 0, finish + w
+  end
+  if scaled + cost * w <= limit * w then
+    local remaining = max(0, floor((limit * w - scaled - cost * w) / w))
+    return true, { index, curr + cost, prev }, remaining, resetMs, 0, 0, finish + w
+  end
+  local at
+  local room = (limit - curr - cost) * w
+  if room >= 0 then
+    -- Denied with room left means prev > 0: wait until enough of it has slid out of the window.
+    at = finish - floor(room / prev)
+  else
+    -- curr + cost > limit: in the next window curr becomes the previous count and slides out in turn.
+    at = finish + w - floor((limit - cost) * w / curr)
+  end
+  return false, state, max(0, floor((limit * w - scaled) / w)), resetMs, at - now, 0, finish + w
+end
+
+local function refund(state, now, cost, chargedAt, leaseId, limit, w)
+  if state == nil then return nil, 0 end
+  local index = floor(chargedAt / w)
+  local expiresAt = (state[1] + 2) * w
+  if state[1] == index then return { index, max(0, state[2] - cost), state[3] }, expiresAt end
+  if state[1] == index + 1 then return { state[1], state[2], max(0, state[3] - cost) }, expiresAt end
+  return state, expiresAt
+end
+
+return { step = step, refund = refund }

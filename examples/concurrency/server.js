@@ -1,0 +1,9 @@
+// pnpm --filter concurrency start     (or, after pnpm build: node examples/concurrency/server.js)
+import { buildApp } from './app.js';
+
+const port = Number(process.env.PORT ?? 3000);
+const app = await buildApp();
+await app.listen({ port, host: '127.0.0.1' });
+const url = `http://127.0.0.1:${port}/export`;
+console.log(`concurrency on ${url} (each export takes 2 s; 2 at a time per key)`);
+console.log(`  for i in 1 2 3; do curl -s -o /dev/null -w '%{http_code}\\n' ${url} & done; wait`);

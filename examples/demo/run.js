@@ -1,0 +1,142 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { routeOf, startServers } from './servers.js';
+
+/** One response, as the table shows it. */
+async function send(url) {
+  const started = performance.now();
+  const response = await fetch(url);
+  await response.arrayBuffer();
+  return {
+    status: response.status,
+    policy: response.headers.get('ratelimit-policy') ?? '',
+    rateLimit: response.headers.get('ratelimit') ?? '',
+    retryAfter: response.headers.get('retry-after'),
+    tookMs: Math.round(performance.now() - started),
+  };
+}
+
+/** `"5-per-1s";r=4;t=1` -> `r=4 t=1`: the fields that change from row to row. */
+function fields(rateLimit) {
+  const match = /;r=(\d+);t=(\d+)/.exec(rateLimit);
+  return match ? `r=${match[1]} t=${match[2]}` : rateLimit || '-';
+}
+
+/** Waits until early in a whole second, so a burst does not straddle a window boundary. */
+async function alignToSecond() {
+  const into = Date.now() % 1000;
+  if (into > 300) await sleep(1000 - into + 20);
+}
+
+function painter(color) {
+  const paint = (code) => (text) => (color ? `\x1b[${code}m${text}\x1b[0m` : text);
+  return { bold: paint('1'), dim: paint('2'), green: paint('32'), red: paint('31'), cyan: paint('36') };
+}
+
+/**
+ * Runs every scenario against both servers and writes a table per algorithm as it goes.
+ * Returns, per algorithm and framework, the requests allowed and denied.
+ */
+export async function runDemo({ write, color = false, scenarios }) {
+  const c = painter(color);
+  const servers = await startServers(scenarios);
+  const summary = [];
+  const cell = (r) => {
+    const status = r.status < 400 ? c.green(String(r.status)) : c.red(String(r.status));
+    const retry = r.retryAfter === null ? '-' : `${r.retryAfter} s`;
+    return `${status}  ${fields(r.rateLimit).padEnd(9)}  ${retry.padEnd(11)}  ${`${r.tookMs} ms`.padStart(6)}`;
+  };
+  const row = (label, sentMs, pair) =>
+    write(`  ${label.padEnd(6)} ${`+${sentMs} ms`.padEnd(9)}│ ${cell(pair[0])}  │ ${cell(pair[1])}\n`);
+
+  try {
+    write(`${c.bold('Sluice demo')}: every algorithm on Express and on Fastify, in-memory store, no Redis.\n`);
+    write(c.dim(`  Express ${servers.expressUrl}   Fastify ${servers.fastifyUrl}\n`));
+    write(c.dim('  Each row is one request to both; RateLimit shows r (remaining) and t (seconds to reset).\n'));
+
+    for (const scenario of scenarios) {
+      const path = routeOf(scenario);
+      const urls = [servers.expressUrl + path, servers.fastifyUrl + path];
+      const both = () => Promise.all(urls.map(send));
+      const results = [[], []];
+      const keep = (pair) => pair.forEach((r, i) => results[i].push(r));
+
+      write(`\n${c.bold(c.cyan(scenario.algorithm))}  ${c.dim(scenario.note)}\n`);
+      if (scenario.aligned) await alignToSecond();
+      const start = performance.now();
+      const since = () => Math.round(performance.now() - start);
+      let headerShown = false;
+      const header = (pair) => {
+        if (headerShown) return;
+        headerShown = true;
+        write(c.dim(`  RateLimit-Policy: ${pair[0].policy}\n`));
+        write(c.dim(`  req    sent     │ Express RateLimit  Retry-After    took  │ Fastify RateLimit  Retry-After    took\n`));
+      };
+
+      if (scenario.burst) {
+        for (let i = 1; i <= scenario.burst; i++) {
+          const sentMs = since();
+          const pair = await both();
+          keep(pair);
+          header(pair);
+          row(`#${i}`, sentMs, pair);
+        }
+      } else {
+        write(c.dim(`  sending ${scenario.concurrent} requests at once to each…\n`));
+        const sentMs = since();
+        const sent = await Promise.all(
+          urls.map((url) => Promise.all(Array.from({ length: scenario.concurrent }, () => send(url)))),
+        );
+        for (let i = 0; i < scenario.concurrent; i++) {
+          const pair = [sent[0][i], sent[1][i]];
+          keep(pair);
+          header(pair);
+          row(`#${i + 1}`, sentMs, pair);
+        }
+      }
+
+      if (scenario.retry) {
+        const waits = results.map((rs) => Number(rs.find((r) => r.retryAfter !== null)?.retryAfter ?? 0));
+        const waitS = Math.max(...waits);
+        write(c.dim(`  waiting ${waitS} s, as Retry-After says…\n`));
+        await sleep(waitS * 1000);
+        const sentMs = since();
+        const pair = await both();
+        keep(pair);
+        row('again', sentMs, pair);
+      }
+      for (let i = 0; i < (scenario.after ?? 0); i++) {
+        const sentMs = since();
+        const pair = await both();
+        keep(pair);
+        row('after', sentMs, pair);
+      }
+
+      const counts = results.map((rs) => ({
+        allowed: rs.filter((r) => r.status < 400).length,
+        denied: rs.filter((r) => r.status === 429).length,
+        retryAfter: rs.find((r) => r.retryAfter !== null)?.retryAfter ?? '-',
+        longestMs: Math.max(...rs.map((r) => r.tookMs)),
+      }));
+      summary.push({ algorithm: scenario.algorithm, policy: results[0][0]?.policy ?? '', express: counts[0], fastify: counts[1] });
+    }
+
+    write(`\n${c.bold('Summary')}  (Express | Fastify)\n`);
+    write(c.dim(`  ${'algorithm'.padEnd(15)}${'policy'.padEnd(22)}${'allowed'.padEnd(10)}${'denied'.padEnd(10)}first Retry-After\n`));
+    for (const s of summary) {
+      const pair = (key) => `${s.express[key]} | ${s.fastify[key]}`;
+      write(
+        `  ${s.algorithm.padEnd(15)}${s.policy.padEnd(22)}${pair('allowed').padEnd(10)}${pair('denied').padEnd(10)}${pair('retryAfter')}\n`,
+      );
+    }
+    const agree = summary.every((s) => s.express.allowed === s.fastify.allowed && s.express.denied === s.fastify.denied);
+    write(
+      agree
+        ? c.green('\nExpress and Fastify made the same decisions for every algorithm.\n')
+        : c.red('\nExpress and Fastify differed somewhere above (timing on a busy machine can do that).\n'),
+    );
+    write(c.dim('Next: README.md (quick starts), examples/ (one command each), docs/algorithms.md (charts).\n'));
+    return summary;
+  } finally {
+    await servers.close();
+  }
+}

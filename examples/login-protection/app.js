@@ -1,0 +1,33 @@
+import { rateLimiter } from '@sluice/express';
+import express from 'express';
+
+/** Stand-in for your user store. */
+const PASSWORDS = new Map([['ada', 'correct horse battery staple']]);
+
+/**
+ * POST /login: 5 failed attempts per minute per IP, counted exactly (sliding log); successful logins
+ * are given back (skipSuccessfulRequests). A client denied 3 times within that minute is banned:
+ * answered 403 for 15 minutes, whatever it sends.
+ */
+export function createApp() {
+  const app = express();
+  // Behind a proxy, req.ip must be the client's address or every client shares one limit:
+  // app.set('trust proxy', 1);
+  app.use(express.json());
+
+  const loginLimit = rateLimiter({
+    name: 'login',
+    limit: 5,
+    window: '1m',
+    algorithm: 'sliding-log',
+    skipSuccessfulRequests: true,
+    ban: { after: 3, for: '15m' },
+  });
+
+  app.post('/login', loginLimit, (req, res) => {
+    const { user, password } = req.body ?? {};
+    if (PASSWORDS.get(user) === password) res.json({ welcome: user });
+    else res.status(401).json({ error: 'wrong user or password' });
+  });
+  return app;
+}

@@ -1,0 +1,38 @@
+import { RedisStore } from '@sluice/core';
+import { rateLimiter } from '@sluice/express';
+import express from 'express';
+
+/**
+ * On a Redis Cluster.
+ * - /api: 20 per 10 seconds per client. Each subject's keys carry the subject's hash tag, so clients
+ *   spread over the cluster's slots and nodes.
+ * - POST /checkout: 3 per minute per client and 50 per second for the whole site, decided together.
+ *   The global policy pins this limiter's keys to one slot (the limiter's hash tag), so every
+ *   checkout goes to one node: fine for one endpoint, a hot slot if every route had a global policy.
+ *
+ * @param {{ client: import('ioredis').Cluster, prefix?: string }} options
+ */
+export function createApp({ client, prefix = 'sluice' }) {
+  const store = new RedisStore({ client });
+  const app = express();
+
+  app.use('/api', rateLimiter({ store, prefix, name: 'api', subject: ['api-key', 'ip'], limit: 20, window: '10s' }));
+  app.get('/api/things', (req, res) => {
+    res.json({ things: [], remaining: req.rateLimit?.remaining });
+  });
+
+  const checkoutLimit = rateLimiter({
+    store,
+    prefix,
+    name: 'checkout',
+    subject: ['api-key', 'ip'],
+    policies: [
+      { name: 'per-client', limit: 3, window: '1m' },
+      { name: 'site-wide', limit: 50, window: '1s', scope: 'global' },
+    ],
+  });
+  app.post('/checkout', checkoutLimit, (req, res) => {
+    res.json({ ordered: true, binding: req.rateLimit?.policy });
+  });
+  return app;
+}

@@ -1,0 +1,70 @@
+import type { Decision } from '../decision.js';
+import { digest } from '../keys.js';
+import { createLimiter, type Limiter } from '../limiter.js';
+import type { Store } from '../stores/store.js';
+import type { BanConfig } from './options.js';
+import { BAN_POLICY } from './responses.js';
+
+/**
+ * Bans kept in the limiter's own store, so every process sharing a Redis store sees them. Two
+ * internal limiters on that store, named after the guarded one:
+ * - `<name>#strikes`: a sliding-log of `after` per `within`, charged once per denial; the denial
+ *   that uses its last unit starts the ban;
+ * - `<name>#ban`: a gcra of 1 per `for` with a burst of 1. Starting the ban takes its one unit, which
+ *   comes back exactly `for` later; checking peeks (charges nothing), so a banned subject's
+ *   `retryAfterMs` is the time left in the ban.
+ * Both fail open (`onStoreError: 'allow'`): a failing store never bans anyone, and the guarded
+ * limiter's own `onStoreError` still decides the request.
+ */
+export class Ban {
+  private readonly strikes: Limiter;
+  private readonly marker: Limiter;
+
+  constructor(config: BanConfig, guarded: Limiter, store: Store) {
+    const { name, prefix, storeTimeoutMs } = guarded.config;
+    // Limiter names are at most 256 characters; a long one is shortened to its digest.
+    const base = name.length > 240 ? digest(name) : name;
+    const shared = { store, prefix, storeTimeout: storeTimeoutMs, onStoreError: 'allow' as const };
+    this.strikes = createLimiter({
+      ...shared,
+      name: `${base}#strikes`,
+      policies: [{ name: 'strikes', limit: config.after, window: config.withinMs, algorithm: 'sliding-log' }],
+    });
+    this.marker = createLimiter({
+      ...shared,
+      name: `${base}#ban`,
+      policies: [{ name: BAN_POLICY, limit: 1, window: config.forMs, algorithm: 'gcra', burst: 1 }],
+    });
+  }
+
+  /** The ban's state for `subject`: `allowed: false` while banned (policy 'ban', retry when it ends). */
+  check(subject: string): Decision | Promise<Decision> {
+    return this.marker.decide(subject, 1, 'peek');
+  }
+
+  /** Whether a check says banned (a store failure never does). */
+  static banned(check: Decision): boolean {
+    return !check.allowed && check.reason !== 'store-error';
+  }
+
+  /**
+   * Counts one denial of `subject`, and starts the ban at the `after`-th. Never rejects: a strike
+   * lost to a store error is a strike not counted.
+   */
+  strike(subject: string): void | Promise<void> {
+    const counted = this.strikes.decide(subject, 1, 'consume');
+    if (counted instanceof Promise) return counted.then((d) => this.afterStrike(subject, d), ignore);
+    return this.afterStrike(subject, counted);
+  }
+
+  private afterStrike(subject: string, counted: Decision): void | Promise<void> {
+    if (counted.allowed && counted.remaining > 0) return;
+    if (counted.reason === 'store-error') return;
+    // The strikes start over, so a ban that ends does not leave the next denial one strike from another.
+    const reset = this.strikes.reset(subject).catch(ignore);
+    const started = this.marker.decide(subject, 1, 'consume');
+    if (started instanceof Promise) return Promise.all([reset, started]).then(ignore, ignore);
+  }
+}
+
+function ignore(): void {}

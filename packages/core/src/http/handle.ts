@@ -1,0 +1,345 @@
+/**
+ * One request in, one answer out: what every adapter calls. Framework-free; an adapter only
+ * translates its request and response to and from these values.
+ *
+ * How an adapter uses it:
+ *
+ * 1. Once, when the user creates the middleware or plugin:
+ *    `const http = createHttpHandler(options, reader)`. Every option is parsed and checked here
+ *    (a `SluiceConfigError` is thrown at once for anything wrong, never on a request).
+ *    `reader` is a {@link RequestReader}: how to read the client IP, a header and a query parameter.
+ *
+ * 2. Per request: `const outcome = http.handle(req)`. It never throws. It returns the
+ *    {@link HttpOutcome} itself when everything was decided in process (MemoryStore and no user
+ *    callback that returned a promise: no promise per request), or a promise of it. Test with
+ *    `outcome instanceof Promise`. The promise rejects only with an error thrown (or rejected) by a
+ *    user callback (`subject`, `verify`, `cost`, `skip`, `allowList`, `denyList`, `onDecision`) or by a
+ *    store without a fallback: pass it to the framework's error handling (Express `next(err)`,
+ *    Fastify `done(err)` / throw). Nothing was left charged or leased in that case.
+ *
+ * 3. With the outcome:
+ *    - Put `outcome.decision` (when defined) on the request: `req.rateLimit` / `request.rateLimit`.
+ *    - Set every entry of `outcome.headers` on the response (names as written, values as strings),
+ *      whether the request passes or is blocked.
+ *    - `outcome.pass === true`: continue to the route. If `outcome.delayMs > 0` (leaky bucket with
+ *      delay), hold the request that many ms first; if the client disconnects while held, do not
+ *      continue (but still call `finish(0)`, see below).
+ *    - `outcome.pass === false`: answer now with `outcome.status` (429 or the `statusCode` option for
+ *      a policy denial, 403 for `denyList` and `ban`, 503 for `onStoreError: 'deny'`). If
+ *      `outcome.handler` is defined (the user's `handler` option; given only for 429 and 503 answers),
+ *      call `outcome.handler(req, res, outcome.decision!)` after setting the headers and let it answer
+ *      (errors it throws go to the framework's error handling). Otherwise send `outcome.body` (a JSON
+ *      string) with `Content-Type: application/problem+json` (the value of {@link PROBLEM_CONTENT_TYPE}).
+ *
+ * 4. `outcome.finish`, when defined, must be called exactly once (extra calls are ignored) when the
+ *    response has finished (`statusCode` = the status sent) or the connection closed before it
+ *    finished (`statusCode` = 0, which counts as a failed request). It releases concurrency leases
+ *    and does the `skipFailedRequests` / `skipSuccessfulRequests` refunds; it never throws and never
+ *    rejects (store errors there are swallowed: the lease then expires by itself). When `finish` is
+ *    undefined nothing needs doing after the response: do not attach listeners (the fast path).
+ *    A blocked outcome never has a `finish`.
+ *
+ * `http.limiter` is the limiter in use (built from the options, or the `limiter` option), e.g. for
+ * `reset(subject)`; `http.subjectOf(req)` resolves the subject exactly as `handle` does (the key the
+ * limiter sees, e.g. `'ip:203.0.113.7'`; credentials appear only hashed).
+ */
+import type { Decision } from '../decision.js';
+import type { Limiter } from '../limiter.js';
+import { Ban } from './ban.js';
+import { type HeaderWriter, headerWriter, retryAfterSeconds } from './headers.js';
+import { clientAddress } from './ip.js';
+import { type HttpConfig, type ListConfig, parseHttpOptions } from './options.js';
+import { bannedBody, deniedBody, limitedBody, type ProblemBody, storeErrorBody } from './responses.js';
+import { type Identity, isThenable, SubjectResolver } from './subject.js';
+import type { HttpOptions, RequestReader } from './types.js';
+
+/** The Content-Type of every body Sluice sends (RFC 9457). */
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** What to do with one request. Plain data; see the module comment for how an adapter uses it. */
+export interface HttpOutcome<Req = unknown, Res = unknown> {
+  /** true: continue to the route (after `delayMs`); false: answer with `status` now. */
+  readonly pass: boolean;
+  /** The status to answer with when blocked (429/`statusCode`, 403, 503); 0 when passing. */
+  readonly status: number;
+  /** Header fields to set on the response in either case; names in their canonical case. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The problem+json body (a JSON string) when blocked; undefined when passing. */
+  readonly body: string | undefined;
+  /** The decision for `req.rateLimit` and `onDecision`; undefined when skipped, allow-listed or deny-listed. */
+  readonly decision: Decision | undefined;
+  /** How long to hold a passing request before continuing (leaky bucket with delay); else 0. */
+  readonly delayMs: number;
+  /** Call once when the response finishes (its status) or the connection closes first (0). */
+  readonly finish: ((statusCode: number) => void) | undefined;
+  /** The user's `handler`, on blocked 429/503 outcomes when one was given: answer with it instead of `body`. */
+  readonly handler: ((req: Req, res: Res, decision: Decision) => void) | undefined;
+}
+
+/** The parsed HTTP options and the limiter behind them. */
+export interface HttpHandler<Req, Res = unknown> {
+  readonly limiter: Limiter;
+  /** Decides one request. Never throws; see the module comment. */
+  handle(req: Req): HttpOutcome<Req, Res> | Promise<HttpOutcome<Req, Res>>;
+  /** The subject `handle` would use for this request (kind-prefixed, credentials hashed). */
+  subjectOf(req: Req): string | Promise<string>;
+}
+
+/** Parses `options` once (throwing SluiceConfigError for anything wrong) and returns the handler. */
+export function createHttpHandler<Req, Res = unknown>(
+  options: HttpOptions<Req, Res>,
+  reader: RequestReader<Req>,
+): HttpHandler<Req, Res> {
+  return new Handler<Req, Res>(parseHttpOptions(options), reader);
+}
+
+type Outcome<Req, Res> = HttpOutcome<Req, Res>;
+type Maybe<T> = T | Promise<T>;
+
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** Passed on untouched: skipped or allow-listed. */
+const UNLIMITED: HttpOutcome<never, never> = Object.freeze({
+  pass: true,
+  status: 0,
+  headers: NO_HEADERS,
+  body: undefined,
+  decision: undefined,
+  delayMs: 0,
+  finish: undefined,
+  handler: undefined,
+});
+
+function blocked<Req, Res>(
+  status: number,
+  headers: Record<string, string>,
+  body: ProblemBody,
+  decision: Decision | undefined,
+  handler: Outcome<Req, Res>['handler'],
+): Outcome<Req, Res> {
+  return {
+    pass: false,
+    status,
+    headers,
+    body: JSON.stringify(body),
+    decision,
+    delayMs: 0,
+    finish: undefined,
+    handler,
+  };
+}
+
+/** A promise's rejection is ignored: refunds and releases that fail leave the lease to expire. */
+function ignore(): void {}
+
+/**
+ * The per-request flow, in order: skip; subject; allowList; denyList; cost; ban check; the limiter;
+ * onDecision; the answer. Every step stays synchronous until something returns a promise, so with a
+ * MemoryStore and synchronous callbacks a request costs no promise.
+ */
+class Handler<Req, Res> implements HttpHandler<Req, Res> {
+  readonly limiter: Limiter;
+  private readonly resolver: SubjectResolver<Req>;
+  private readonly writeHeaders: HeaderWriter | undefined;
+  private readonly ban: Ban | undefined;
+  /** Whether an allowed decision ever needs a `finish`: refunds after the response. */
+  private readonly refunds: boolean;
+
+  constructor(
+    private readonly config: HttpConfig<Req, Res>,
+    private readonly reader: RequestReader<Req>,
+  ) {
+    this.limiter = config.limiter;
+    this.resolver = new SubjectResolver(config.subject, reader);
+    this.writeHeaders = headerWriter(config.headers, config.legacyHeaders, config.limiter.policies);
+    this.ban = config.ban === undefined ? undefined : new Ban(config.ban, config.limiter, config.store);
+    this.refunds = config.skipFailedRequests || config.skipSuccessfulRequests;
+  }
+
+  handle(req: Req): Maybe<Outcome<Req, Res>> {
+    try {
+      const { skip } = this.config;
+      if (skip === undefined) return this.identify(req);
+      const skipped = skip(req);
+      if (isThenable(skipped)) {
+        return Promise.resolve(skipped).then((s) =>
+          s ? (UNLIMITED as Outcome<Req, Res>) : this.identify(req),
+        );
+      }
+      return skipped ? (UNLIMITED as Outcome<Req, Res>) : this.identify(req);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  subjectOf(req: Req): Maybe<string> {
+    try {
+      const id = this.resolver.resolve(req);
+      return isThenable(id) ? Promise.resolve(id).then((i) => i.subject) : id.subject;
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private identify(req: Req): Maybe<Outcome<Req, Res>> {
+    const id = this.resolver.resolve(req);
+    if (isThenable(id)) return Promise.resolve(id).then((i) => this.screen(req, i));
+    return this.screen(req, id);
+  }
+
+  /** allowList, then denyList. */
+  private screen(req: Req, id: Identity): Maybe<Outcome<Req, Res>> {
+    const { allowList, denyList } = this.config;
+    if (allowList !== undefined) {
+      const allowed = this.listed(allowList, req, id);
+      if (isThenable(allowed)) {
+        return Promise.resolve(allowed).then((a) =>
+          a ? (UNLIMITED as Outcome<Req, Res>) : this.deny(req, id),
+        );
+      }
+      if (allowed) return UNLIMITED as Outcome<Req, Res>;
+    }
+    return denyList === undefined ? this.charge(req, id.subject) : this.deny(req, id);
+  }
+
+  private deny(req: Req, id: Identity): Maybe<Outcome<Req, Res>> {
+    const { denyList } = this.config;
+    if (denyList === undefined) return this.charge(req, id.subject);
+    const denied = this.listed(denyList, req, id);
+    if (isThenable(denied)) return Promise.resolve(denied).then((d) => this.afterDeny(req, id, Boolean(d)));
+    return this.afterDeny(req, id, Boolean(denied));
+  }
+
+  private afterDeny(req: Req, id: Identity, denied: boolean): Maybe<Outcome<Req, Res>> {
+    if (!denied) return this.charge(req, id.subject);
+    if (this.config.shadow) return UNLIMITED as Outcome<Req, Res>;
+    return blocked(403, {}, deniedBody(), undefined, undefined);
+  }
+
+  /** Strings match the client IP (as sent and canonical) or the subject; functions are asked. */
+  private listed(list: ListConfig<Req>, req: Req, id: Identity): unknown {
+    const ip = this.reader.ip(req);
+    if (list.set === undefined) return list.test(req, id.listed ?? (ip && clientAddress(ip, false)));
+    if (id.listed !== undefined && list.set.has(id.listed)) return true;
+    return ip !== undefined && (list.set.has(ip) || list.set.has(clientAddress(ip, false)));
+  }
+
+  private charge(req: Req, subject: string): Maybe<Outcome<Req, Res>> {
+    const { cost } = this.config;
+    if (typeof cost === 'number') return this.decide(req, subject, cost);
+    const units = cost(req);
+    if (isThenable(units)) return Promise.resolve(units).then((u) => this.decide(req, subject, checkCost(u)));
+    return this.decide(req, subject, checkCost(units));
+  }
+
+  private decide(req: Req, subject: string, cost: number): Maybe<Outcome<Req, Res>> {
+    const { ban } = this;
+    if (ban === undefined) {
+      const decision = this.limiter.decide(subject, cost, 'consume');
+      if (decision instanceof Promise) return decision.then((d) => this.answer(req, subject, d));
+      return this.answer(req, subject, decision);
+    }
+    const check = ban.check(subject);
+    if (!(check instanceof Promise)) {
+      if (Ban.banned(check)) return this.banned(req, check);
+      const decision = this.limiter.decide(subject, cost, 'consume');
+      if (decision instanceof Promise) return decision.then((d) => this.answer(req, subject, d));
+      return this.answer(req, subject, decision);
+    }
+    // A store that answers remotely: the check and the decision go out together (one round trip of
+    // latency, pipelined); a banned subject's charge is given back.
+    return Promise.all([check, this.limiter.decide(subject, cost, 'consume')]).then(([c, d]) => {
+      if (!Ban.banned(c)) return this.answer(req, subject, d);
+      if (d.allowed) d.refund?.().catch(ignore);
+      return this.banned(req, c);
+    });
+  }
+
+  private banned(req: Req, check: Decision): Outcome<Req, Res> {
+    this.report(req, check);
+    if (this.config.shadow) return this.passed(check, NO_HEADERS);
+    const headers: Record<string, string> = {};
+    const retryAfter = retryAfterSeconds(check.retryAfterMs);
+    if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
+    return blocked(403, headers, bannedBody(check.retryAfterMs), check, undefined);
+  }
+
+  private answer(req: Req, subject: string, decision: Decision): Outcome<Req, Res> {
+    this.report(req, decision);
+    const { config } = this;
+    if (decision.reason === 'store-error' && !decision.allowed) {
+      if (config.shadow) return this.passed(decision, NO_HEADERS);
+      return blocked(503, { 'Retry-After': '1' }, storeErrorBody(decision.policy), decision, config.handler);
+    }
+    const headers: Record<string, string> = {};
+    this.writeHeaders?.(decision, headers);
+    if (decision.allowed) return this.passed(decision, headers);
+    if (this.ban !== undefined) this.ban.strike(subject)?.catch(ignore);
+    if (config.shadow) return this.passed(decision, headers);
+    const retryAfter = retryAfterSeconds(decision.retryAfterMs);
+    if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
+    return blocked(
+      config.statusCode,
+      headers,
+      limitedBody(config.statusCode, decision.policy, decision.retryAfterMs),
+      decision,
+      config.handler,
+    );
+  }
+
+  /** onDecision; when it throws, what the decision holds is given back before the error goes on. */
+  private report(req: Req, decision: Decision): void {
+    const { onDecision } = this.config;
+    if (onDecision === undefined) return;
+    try {
+      const done = onDecision(req, decision);
+      if (isThenable(done)) Promise.resolve(done).catch(warnOnDecision);
+    } catch (error) {
+      (decision.release ?? decision.refund)?.().catch(ignore);
+      throw error;
+    }
+  }
+
+  private passed(decision: Decision, headers: Record<string, string>): Outcome<Req, Res> {
+    return {
+      pass: true,
+      status: 0,
+      headers,
+      body: undefined,
+      decision,
+      delayMs: decision.delayMs ?? 0,
+      finish: this.finisher(decision),
+      handler: undefined,
+    };
+  }
+
+  /** What to do once the response is over: a refund if skip*Requests says so, else the lease back. */
+  private finisher(decision: Decision): ((statusCode: number) => void) | undefined {
+    const { refund, release } = decision;
+    if (release === undefined && !(this.refunds && refund !== undefined)) return undefined;
+    const { skipFailedRequests, skipSuccessfulRequests } = this.config;
+    let done = false;
+    return (statusCode) => {
+      if (done) return;
+      done = true;
+      const failed = !(statusCode > 0 && statusCode < 400);
+      // A refund gives back every policy's charge, the lease included.
+      const giveBack = (failed ? skipFailedRequests : skipSuccessfulRequests) ? refund : release;
+      giveBack?.().catch(ignore);
+    };
+  }
+}
+
+function checkCost(units: unknown): number {
+  if (typeof units !== 'number' || !Number.isSafeInteger(units) || units <= 0) {
+    throw new TypeError(`the cost option returned ${String(units)}; expected a positive integer`);
+  }
+  return units;
+}
+
+/** An asynchronous onDecision that failed: reported, never an unhandled rejection. */
+function warnOnDecision(error: unknown): void {
+  process.emitWarning(`onDecision failed: ${error instanceof Error ? error.message : String(error)}`, {
+    type: 'SluiceWarning',
+  });
+}

@@ -1,0 +1,83 @@
+import type { Decision, PolicyInfo } from '../decision.js';
+
+/**
+ * The RateLimit header fields. What depends only on the policies (names, quotas, windows) is
+ * formatted once per limiter; a request only fills in its numbers.
+ *
+ * - draft-10 (draft-ietf-httpapi-ratelimit-headers-10): every policy, as structured-field lists:
+ *   `RateLimit-Policy: "burst";q=10;w=1, "hourly";q=1000;w=3600`, `RateLimit: "burst";r=9;t=1, …`.
+ * - draft-7: the binding policy: `RateLimit-Policy: 10;w=1`, `RateLimit: limit=10, remaining=9, reset=1`.
+ * - draft-6: the binding policy: `RateLimit-Policy`, `RateLimit-Limit`, `-Remaining`, `-Reset`.
+ * - legacy: `X-RateLimit-Limit`, `-Remaining`, `-Reset` (epoch seconds), for the binding policy.
+ * Seconds are whole and rounded up (a window under a second is announced as 1 s).
+ */
+export type HeaderMode = 'draft-10' | 'draft-7' | 'draft-6' | false;
+
+/** Writes a decision's fields into `into`. */
+export type HeaderWriter = (decision: Decision, into: Record<string, string>) => void;
+
+/** Whole seconds, rounded up. */
+export function seconds(ms: number): number {
+  return Math.ceil(ms / 1000);
+}
+
+/** Retry-After in whole seconds, rounded up, at least 1; undefined when no retry would ever succeed. */
+export function retryAfterSeconds(retryAfterMs: number): number | undefined {
+  return Number.isFinite(retryAfterMs) ? Math.max(1, seconds(retryAfterMs)) : undefined;
+}
+
+/** A policy name as a structured-field string: quoted, `"` and `\` escaped, non-ASCII replaced. */
+export function sfString(name: string): string {
+  return `"${name.replace(/[\\"]/g, '\\$&').replace(/[^\x20-\x7e]/g, '?')}"`;
+}
+
+/** Builds the writer for one limiter's policies; undefined when no field is sent at all. */
+export function headerWriter(
+  mode: HeaderMode,
+  legacy: boolean,
+  policies: readonly PolicyInfo[],
+): HeaderWriter | undefined {
+  const quoted = policies.map((p) => sfString(p.name));
+  const short = new Map(policies.map((p) => [p.name, `${p.limit};w=${seconds(p.windowMs)}`]));
+  const policyList = policies.map((p, i) => `${quoted[i]};q=${p.limit};w=${seconds(p.windowMs)}`).join(', ');
+
+  let standard: HeaderWriter | undefined;
+  if (mode === 'draft-10') {
+    standard = (d, into) => {
+      let value = '';
+      const states = d.policies;
+      for (let i = 0; i < states.length; i++) {
+        const s = states[i]!;
+        value += `${i === 0 ? '' : ', '}${quoted[i]};r=${s.remaining};t=${seconds(s.resetMs)}`;
+      }
+      into['RateLimit-Policy'] = policyList;
+      into.RateLimit = value;
+    };
+  } else if (mode === 'draft-7') {
+    standard = (d, into) => {
+      const policy = short.get(d.policy);
+      if (policy !== undefined) into['RateLimit-Policy'] = policy;
+      into.RateLimit = `limit=${d.limit}, remaining=${d.remaining}, reset=${seconds(d.resetMs)}`;
+    };
+  } else if (mode === 'draft-6') {
+    standard = (d, into) => {
+      const policy = short.get(d.policy);
+      if (policy !== undefined) into['RateLimit-Policy'] = policy;
+      into['RateLimit-Limit'] = String(d.limit);
+      into['RateLimit-Remaining'] = String(d.remaining);
+      into['RateLimit-Reset'] = String(seconds(d.resetMs));
+    };
+  }
+  if (!legacy) return standard;
+  const legacyWriter: HeaderWriter = (d, into) => {
+    into['X-RateLimit-Limit'] = String(d.limit);
+    into['X-RateLimit-Remaining'] = String(d.remaining);
+    into['X-RateLimit-Reset'] = String(seconds(Date.now() + d.resetMs));
+  };
+  if (standard === undefined) return legacyWriter;
+  const both = standard;
+  return (d, into) => {
+    both(d, into);
+    legacyWriter(d, into);
+  };
+}

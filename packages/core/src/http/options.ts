@@ -1,0 +1,268 @@
+import type { Decision } from '../decision.js';
+import { parseDuration } from '../duration.js';
+import { describeValue, ErrorCodes } from '../errors.js';
+import { createLimiter, type Limiter } from '../limiter.js';
+import {
+  expectObject,
+  fail,
+  LIMITER_KEYS,
+  nonEmptyString,
+  oneOf,
+  positiveInteger,
+  rejectUnknown,
+} from '../options.js';
+import { MemoryStore } from '../stores/memory-store.js';
+import type { Store } from '../stores/store.js';
+import type { HeaderMode } from './headers.js';
+import { clientAddress } from './ip.js';
+import type { SubjectConfig } from './subject.js';
+import type { HttpOptions } from './types.js';
+
+/** Allow or deny: strings matched against the client IP and the subject, or the user's function. */
+export type ListConfig<Req> =
+  | { readonly set: ReadonlySet<string>; readonly test?: undefined }
+  | { readonly set?: undefined; readonly test: (req: Req, subject: string | undefined) => unknown };
+
+export interface BanConfig {
+  readonly after: number;
+  readonly withinMs: number;
+  readonly forMs: number;
+}
+
+/** The HTTP options, parsed once and frozen. */
+export interface HttpConfig<Req, Res> {
+  readonly limiter: Limiter;
+  /** The store behind the limiter, for the ban's own limiters (a MemoryStore of their own when unknown). */
+  readonly store: Store;
+  readonly subject: SubjectConfig<Req>;
+  readonly cost: number | ((req: Req) => unknown);
+  readonly skip: ((req: Req) => unknown) | undefined;
+  readonly allowList: ListConfig<Req> | undefined;
+  readonly denyList: ListConfig<Req> | undefined;
+  readonly ban: BanConfig | undefined;
+  readonly headers: HeaderMode;
+  readonly legacyHeaders: boolean;
+  readonly statusCode: number;
+  readonly handler: ((req: Req, res: Res, decision: Decision) => void) | undefined;
+  readonly shadow: boolean;
+  readonly onDecision: ((req: Req, decision: Decision) => unknown) | undefined;
+  readonly skipFailedRequests: boolean;
+  readonly skipSuccessfulRequests: boolean;
+}
+
+/** The options of the HTTP layer itself; every other key must be a limiter option. */
+const HTTP_KEYS: ReadonlySet<string> = new Set([
+  'limiter',
+  'subject',
+  'apiKey',
+  'verify',
+  'ipv6Subnet',
+  'cost',
+  'skip',
+  'allowList',
+  'denyList',
+  'ban',
+  'headers',
+  'legacyHeaders',
+  'statusCode',
+  'handler',
+  'shadow',
+  'onDecision',
+  'skipFailedRequests',
+  'skipSuccessfulRequests',
+]);
+const ALL_KEYS: ReadonlySet<string> = new Set([...LIMITER_KEYS, ...HTTP_KEYS]);
+const SOURCES = ['ip', 'api-key', 'token'] as const;
+
+function optionalFunction<F>(value: unknown, option: string): F | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'function') {
+    fail(ErrorCodes.INVALID_OPTION, option, `expected a function; got ${describeValue(value)}`);
+  }
+  return value as F;
+}
+
+function flag(value: unknown, option: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') {
+    fail(ErrorCodes.INVALID_OPTION, option, `expected a boolean; got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+function isLimiter(value: unknown): value is Limiter {
+  const limiter = value as Limiter;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof limiter.decide === 'function' &&
+    typeof limiter.consume === 'function' &&
+    typeof limiter.config === 'object'
+  );
+}
+
+function parseSources<Req>(value: unknown): SubjectConfig<Req>['sources'] {
+  if (value === undefined) return Object.freeze(['ip' as const]);
+  const list = Array.isArray(value) ? value : [value];
+  if (list.length === 0) fail(ErrorCodes.INVALID_OPTION, 'subject', 'expected at least one subject source');
+  return Object.freeze(
+    list.map((source, i) => {
+      const option = Array.isArray(value) ? `subject[${i}]` : 'subject';
+      if (typeof source === 'function') return source;
+      return oneOf(source, SOURCES, option);
+    }),
+  );
+}
+
+function parseApiKey(value: unknown): { header: string | undefined; query: string | undefined } {
+  if (value === undefined) return { header: 'x-api-key', query: undefined };
+  expectObject(value, 'apiKey');
+  rejectUnknown(value, new Set(['header', 'query']), 'apiKey');
+  const header = value.header === undefined ? undefined : nonEmptyString(value.header, 'apiKey.header');
+  const query = value.query === undefined ? undefined : nonEmptyString(value.query, 'apiKey.query');
+  if (header === undefined && query === undefined) {
+    fail(ErrorCodes.INVALID_OPTION, 'apiKey', 'give `header`, `query` or both');
+  }
+  return { header: header?.toLowerCase(), query };
+}
+
+function parseSubnet(value: unknown): number | false {
+  if (value === undefined) return 64;
+  if (value === false) return false;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 128) {
+    fail(
+      ErrorCodes.INVALID_OPTION,
+      'ipv6Subnet',
+      `expected a prefix length from 1 to 128, or false; got ${describeValue(value)}`,
+    );
+  }
+  return value;
+}
+
+function parseList<Req>(value: unknown, option: string): ListConfig<Req> | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === 'function') return { test: value as ListConfig<Req>['test'] & {} };
+  if (!Array.isArray(value)) {
+    fail(
+      ErrorCodes.INVALID_OPTION,
+      option,
+      `expected an array of strings or a function; got ${describeValue(value)}`,
+    );
+  }
+  const set = new Set<string>();
+  value.forEach((entry, i) => {
+    if (typeof entry !== 'string' || entry.length === 0) {
+      fail(
+        ErrorCodes.INVALID_OPTION,
+        `${option}[${i}]`,
+        `expected a non-empty string; got ${describeValue(entry)}`,
+      );
+    }
+    // Addresses are matched in their canonical form, so '::ffff:1.2.3.4' also lists '1.2.3.4'.
+    set.add(entry);
+    set.add(clientAddress(entry, false));
+  });
+  return { set };
+}
+
+/** The ban; `withinMs` undefined means the longest policy window, known once the limiter is. */
+function parseBan(value: unknown): (Omit<BanConfig, 'withinMs'> & { withinMs?: number }) | undefined {
+  if (value === undefined) return undefined;
+  expectObject(value, 'ban');
+  rejectUnknown(value, new Set(['after', 'within', 'for']), 'ban');
+  const after = positiveInteger(value.after, 'ban.after');
+  if (value.for === undefined) fail(ErrorCodes.INVALID_DURATION, 'ban.for', 'is required');
+  const forMs = parseDuration(value.for, 'ban.for');
+  if (value.within === undefined) return { after, forMs };
+  return { after, forMs, withinMs: parseDuration(value.within, 'ban.within') };
+}
+
+function parseHeaders(value: unknown): HeaderMode {
+  if (value === undefined) return 'draft-10';
+  if (value === false) return false;
+  return oneOf(value, ['draft-10', 'draft-7', 'draft-6'] as const, 'headers');
+}
+
+function parseStatus(value: unknown): number {
+  if (value === undefined) return 429;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 400 || value > 599) {
+    fail(
+      ErrorCodes.INVALID_OPTION,
+      'statusCode',
+      `expected an HTTP error status from 400 to 599; got ${describeValue(value)}`,
+    );
+  }
+  return value;
+}
+
+function parseCost<Req>(value: unknown): HttpConfig<Req, unknown>['cost'] {
+  if (value === undefined) return 1;
+  if (typeof value === 'function') return value as (req: Req) => unknown;
+  return positiveInteger(value, 'cost');
+}
+
+/** The limiter: the `limiter` option as given, or one built from the core options. */
+function buildLimiter(options: Record<string, unknown>): { limiter: Limiter; store: Store } {
+  const core: Record<string, unknown> = {};
+  const given: string[] = [];
+  for (const key of Object.keys(options)) {
+    if (options[key] !== undefined && LIMITER_KEYS.has(key)) {
+      core[key] = options[key];
+      given.push(key);
+    }
+  }
+  if (options.limiter === undefined) {
+    // The store is made here when not given, so the ban's limiters can count in it too.
+    const store = (core.store as Store | undefined) ?? new MemoryStore();
+    return { limiter: createLimiter({ ...core, store }), store };
+  }
+  if (given.length > 0) {
+    fail(
+      ErrorCodes.CONFLICTING_OPTIONS,
+      given[0]!,
+      `cannot be given together with \`limiter\`: the limiter already has its ${given.join(', ')}`,
+    );
+  }
+  if (!isLimiter(options.limiter)) {
+    fail(
+      ErrorCodes.INVALID_OPTION,
+      'limiter',
+      `expected a limiter from createLimiter(); got ${describeValue(options.limiter)}`,
+    );
+  }
+  return { limiter: options.limiter, store: options.limiter.config.store ?? new MemoryStore() };
+}
+
+/** Options -> frozen config. Every SluiceConfigError of the HTTP options is thrown here. */
+export function parseHttpOptions<Req, Res>(options: HttpOptions<Req, Res>): HttpConfig<Req, Res> {
+  expectObject(options, 'options');
+  rejectUnknown(options, ALL_KEYS, '');
+  const apiKey = parseApiKey(options.apiKey);
+  const subject: SubjectConfig<Req> = Object.freeze({
+    sources: parseSources<Req>(options.subject),
+    apiKeyHeader: apiKey.header,
+    apiKeyQuery: apiKey.query,
+    verify: optionalFunction<SubjectConfig<Req>['verify']>(options.verify, 'verify'),
+    ipv6Subnet: parseSubnet(options.ipv6Subnet),
+  });
+  const http = {
+    subject,
+    cost: parseCost<Req>(options.cost),
+    skip: optionalFunction<(req: Req) => unknown>(options.skip, 'skip'),
+    allowList: parseList<Req>(options.allowList, 'allowList'),
+    denyList: parseList<Req>(options.denyList, 'denyList'),
+    headers: parseHeaders(options.headers),
+    legacyHeaders: flag(options.legacyHeaders, 'legacyHeaders'),
+    statusCode: parseStatus(options.statusCode),
+    handler: optionalFunction<HttpConfig<Req, Res>['handler']>(options.handler, 'handler'),
+    shadow: flag(options.shadow, 'shadow'),
+    onDecision: optionalFunction<HttpConfig<Req, Res>['onDecision']>(options.onDecision, 'onDecision'),
+    skipFailedRequests: flag(options.skipFailedRequests, 'skipFailedRequests'),
+    skipSuccessfulRequests: flag(options.skipSuccessfulRequests, 'skipSuccessfulRequests'),
+  };
+  const ban = parseBan(options.ban);
+  // The limiter last: nothing is registered on a store for options that fail.
+  const { limiter, store } = buildLimiter(options as Record<string, unknown>);
+  const withinMs = ban?.withinMs ?? Math.max(...limiter.policies.map((p) => p.windowMs));
+  return Object.freeze({ ...http, limiter, store, ban: ban && Object.freeze({ ...ban, withinMs }) });
+}

@@ -1,0 +1,91 @@
+/** One call in flight: failed at its deadline unless the store answers first. */
+interface Waiter {
+  readonly deadline: number;
+  /** Rejects the call's promise; undefined once the call has settled either way. */
+  fail: (() => void) | undefined;
+  next: Waiter | undefined;
+}
+
+/** What a call that outlived its deadline rejects with. */
+export class StoreTimeoutError extends Error {
+  override readonly name = 'StoreTimeoutError';
+}
+
+const timedOut = new StoreTimeoutError('the store did not answer within storeTimeout');
+
+/**
+ * Bounds store calls by one timeout without a timer per call. Every call gets the same timeout, so
+ * deadlines come in the order calls start: calls wait in a FIFO, and one timer, re-armed for the oldest
+ * call still in flight, fails the overdue ones. Answers mostly arrive in order (a Redis connection is a
+ * pipeline), so the FIFO holds little more than the calls in flight.
+ */
+export class Deadlines {
+  private head: Waiter | undefined;
+  private tail: Waiter | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly timeoutMs: number) {}
+
+  /**
+   * Settles as `promise` does, or rejects with StoreTimeoutError once `timeoutMs` have passed. A later
+   * answer is ignored, and a later rejection is handled here, so it never goes unhandled.
+   */
+  race<T>(promise: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const waiter: Waiter = {
+        deadline: performance.now() + this.timeoutMs,
+        fail: () => reject(timedOut),
+        next: undefined,
+      };
+      if (this.tail === undefined) this.head = waiter;
+      else this.tail.next = waiter;
+      this.tail = waiter;
+      if (this.timer === undefined) this.arm(this.timeoutMs);
+      promise.then(
+        (value) => {
+          if (this.settle(waiter)) resolve(value);
+        },
+        (error: unknown) => {
+          if (this.settle(waiter)) reject(error);
+        },
+      );
+    });
+  }
+
+  /** Marks a call answered; false when its deadline already failed it. */
+  private settle(waiter: Waiter): boolean {
+    if (waiter.fail === undefined) return false;
+    waiter.fail = undefined;
+    this.dropSettled();
+    return true;
+  }
+
+  private dropSettled(): void {
+    let head = this.head;
+    while (head !== undefined && head.fail === undefined) head = head.next;
+    this.head = head;
+    if (head === undefined) this.tail = undefined;
+  }
+
+  /** Fails every overdue call; the timer stays off while nothing is in flight. */
+  private readonly expire = (): void => {
+    this.timer = undefined;
+    const now = performance.now();
+    let head = this.head;
+    while (head !== undefined && (head.fail === undefined || head.deadline <= now)) {
+      const fail = head.fail;
+      head.fail = undefined;
+      fail?.();
+      head = head.next;
+    }
+    this.head = head;
+    if (head === undefined) this.tail = undefined;
+    else this.arm(head.deadline - now);
+  };
+
+  private arm(delayMs: number): void {
+    // Unref'd: a limiter never keeps a process alive on its own.
+    this.timer = setTimeout(this.expire, Math.max(1, Math.ceil(delayMs)));
+    this.timer.unref?.();
+  }
+}

@@ -1,0 +1,84 @@
+import type { StoreLimiter } from '../store.js';
+
+/**
+ * Redis keys of a limiter: `${namespace}:{${tag}}` with the policy's namespace (prefix, limiter, policy,
+ * algorithm code: keys.ts) and a Redis Cluster hash tag that puts every key of one call in one slot.
+ *
+ * - Subject-scoped policies of a limiter without global policies: `${namespace}:{${subject}}`, the
+ *   subject's tag, so subjects spread over the cluster.
+ * - A limiter with a global policy: every key carries the limiter's tag `{%@${name}}`, so one call's
+ *   keys still share a slot; the global key is `${namespace}:{%@${name}}` and a subject's key
+ *   `${namespace}:{%@${name}}:${subject}`. Every call of such a limiter goes to one slot (a hot slot).
+ *
+ * Why keys cannot collide: namespaces hold no brace (names are escaped, the prefix is checked), so the
+ * first `{` opens the tag, and the tag holds no `}` (encoded subjects and names never do). An encoded
+ * subject never holds `%` but in an escape (`%` then a hex digit or `u`), so no subject's tag is `%@…`
+ * (a limiter's) or `%` (the empty subject's, which Redis would not take as a tag).
+ */
+
+/** Keys and script arguments of one limiter, computed once. */
+export interface KeyPlan {
+  /** Number of policies. */
+  readonly size: number;
+  /** Fills `into[at..]` with one key per policy for `subject` (encoded). */
+  keys(subject: string, into: Array<string | number>, at: number): void;
+  /** The subject's keys of the subject-scoped policies: what `reset` deletes. */
+  subjectKeys(subject: string): string[];
+  /** Script arguments describing the policies: algorithm code, limit, windowMs and burst of each. */
+  readonly params: readonly string[];
+}
+
+const plans = new WeakMap<StoreLimiter, KeyPlan>();
+
+/** The plan of a limiter, cached on the limiter object: a call does no string work but its subject's. */
+export function planOf(limiter: StoreLimiter): KeyPlan {
+  let plan = plans.get(limiter);
+  if (plan === undefined) {
+    plan = makePlan(limiter);
+    plans.set(limiter, plan);
+  }
+  return plan;
+}
+
+/** The hash tag's content for an encoded subject; Redis ignores an empty `{}`, so '' gets '%'. */
+export function subjectTag(subject: string): string {
+  return subject === '' ? '%' : subject;
+}
+
+function makePlan(limiter: StoreLimiter): KeyPlan {
+  const { policies } = limiter;
+  const size = policies.length;
+  const params: string[] = [];
+  for (const { algorithm, params: p } of policies) {
+    params.push(algorithm.code, String(p.limit), String(p.windowMs), String(p.burst));
+  }
+  const hasGlobal = limiter.hasGlobalPolicy ?? policies.some((p) => p.scope === 'global');
+  // The key up to where the subject goes, and whether the subject goes there at all.
+  const heads: string[] = new Array(size);
+  const takesSubject: boolean[] = new Array(size);
+  const tag = `{%@${limiter.name}}`;
+  for (let i = 0; i < size; i++) {
+    const { namespace, scope } = policies[i]!;
+    takesSubject[i] = scope === 'subject';
+    heads[i] = !hasGlobal
+      ? `${namespace}:{`
+      : scope === 'global'
+        ? `${namespace}:${tag}`
+        : `${namespace}:${tag}:`;
+  }
+  const keyOf = hasGlobal
+    ? (i: number, subject: string) => (takesSubject[i] ? heads[i]! + subject : heads[i]!)
+    : (i: number, subject: string) => `${heads[i]!}${subjectTag(subject)}}`;
+  return {
+    size,
+    params,
+    keys(subject, into, at) {
+      for (let i = 0; i < size; i++) into[at + i] = keyOf(i, subject);
+    },
+    subjectKeys(subject) {
+      const keys: string[] = [];
+      for (let i = 0; i < size; i++) if (takesSubject[i]) keys.push(keyOf(i, subject));
+      return keys;
+    },
+  };
+}

@@ -1,0 +1,193 @@
+import { createLimiter, type Decision, type Limiter, type OnStoreError, RedisStore } from '@sluice/core';
+import Redis from 'ioredis';
+import { describeRedis, type RedisProcess, startRedis } from '../../../../test/support/redis.js';
+import { watchUnhandledRejections } from './promises.js';
+
+/**
+ * A real redis-server of this suite's own, stopped (SIGKILL) mid-run, paused with CLIENT PAUSE past
+ * storeTimeout, and brought back: every call settles within storeTimeout plus a margin, each
+ * onStoreError mode answers as the contract says, and decisions come from Redis again once it is back.
+ */
+const STORE_TIMEOUT_MS = 250;
+/** A correctness bound (no call waits for a dead store), not a speed measure: generous for a busy CI box. */
+const BOUND_MS = STORE_TIMEOUT_MS + 150;
+/** Calls fired together in each wave of traffic. */
+const WAVE = 8;
+
+const unhandled = watchUnhandledRejections();
+afterEach(() => {
+  expect(unhandled).toEqual([]);
+});
+
+/** The client settings the README recommends: fail at once while disconnected, reconnect quickly. */
+function client(port: number): Redis {
+  const redis = new Redis(port, '127.0.0.1', {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 1000,
+    retryStrategy: (attempt) => Math.min(attempt * 50, 500),
+  });
+  redis.on('error', () => {});
+  return redis;
+}
+
+interface Call {
+  readonly ms: number;
+  readonly decision: Decision;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waves of WAVE concurrent calls, each for a subject of its own (`${label}-n`), for `forMs`. */
+async function traffic(limiter: Limiter, label: string, forMs: number): Promise<Call[]> {
+  const calls: Call[] = [];
+  const until = performance.now() + forMs;
+  let n = 0;
+  while (performance.now() < until) {
+    const wave = Array.from({ length: WAVE }, async () => {
+      const start = performance.now();
+      const decision = await limiter.consume(`${label}-${n++ % 24}`);
+      calls.push({ ms: performance.now() - start, decision });
+    });
+    await Promise.all(wave);
+    await sleep(10);
+  }
+  return calls;
+}
+
+/** Fires waves until one decision comes from Redis (not degraded); then the calls of that wave. */
+async function untilRedisDecides(limiter: Limiter, label: string): Promise<Call[]> {
+  const calls: Call[] = [];
+  const giveUp = performance.now() + 10_000;
+  while (performance.now() < giveUp) {
+    const wave = await traffic(limiter, label, 1);
+    calls.push(...wave);
+    if (wave.some((c) => !c.decision.degraded)) return calls;
+    await sleep(40);
+  }
+  throw new Error('decisions never came from Redis again');
+}
+
+function slowest(calls: Call[]): number {
+  return Math.max(...calls.map((c) => c.ms));
+}
+
+/** What every degraded decision of a mode looks like (limit 3 per subject, per 10 s). */
+function expectMode(mode: OnStoreError, calls: Call[]): void {
+  expect(calls.length).toBeGreaterThan(WAVE);
+  expect(calls.every((c) => c.decision.degraded === true)).toBe(true);
+  const decisions = calls.map((c) => c.decision);
+  if (mode === 'allow') {
+    expect(decisions.every((d) => d.allowed && d.retryAfterMs === 0)).toBe(true);
+  } else if (mode === 'deny') {
+    expect(decisions.every((d) => !d.allowed && d.reason === 'store-error' && d.retryAfterMs === 1000)).toBe(
+      true,
+    );
+  } else {
+    // In-process counters: each subject gets its 3, then the local limit denies it.
+    expect(decisions.some((d) => d.allowed)).toBe(true);
+    expect(decisions.some((d) => !d.allowed && d.reason === 'limit' && d.retryAfterMs > 0)).toBe(true);
+    expect(decisions.every((d) => d.allowed || d.reason === 'limit')).toBe(true);
+  }
+}
+
+describeRedis('RedisStore faults (a redis-server of its own)', () => {
+  let server: RedisProcess;
+  let admin: Redis;
+  const clients: Redis[] = [];
+
+  beforeAll(async () => {
+    server = await startRedis();
+    // The admin connection queues its commands while Redis is away, unlike the limiters' clients.
+    admin = new Redis(server.port, '127.0.0.1', { lazyConnect: true });
+    admin.on('error', () => {});
+    clients.push(admin);
+    await admin.connect();
+  });
+
+  afterAll(async () => {
+    for (const c of clients) c.disconnect();
+    await server.stop();
+  });
+
+  async function limiterFor(mode: OnStoreError, name: string, redis = client(server.port)): Promise<Limiter> {
+    clients.push(redis);
+    await redis.connect();
+    return createLimiter({
+      name,
+      limit: 3,
+      window: '10s',
+      algorithm: 'fixed-window',
+      store: new RedisStore({ client: redis }),
+      onStoreError: mode,
+      storeTimeout: STORE_TIMEOUT_MS,
+    });
+  }
+
+  /** Redis is up and keys of this limiter appear: the decisions were made there. */
+  async function expectRedisDecided(name: string, calls: Call[]): Promise<void> {
+    expect(calls.every((c) => c.decision.degraded === undefined)).toBe(true);
+    expect(slowest(calls)).toBeLessThanOrEqual(BOUND_MS);
+    const keys = await admin.keys(`sluice:${name}:*`);
+    expect(keys.length).toBeGreaterThan(0);
+  }
+
+  test('a client on ioredis defaults (offline queue, 20 retries) is bounded by storeTimeout too', async () => {
+    const redis = new Redis(server.port, '127.0.0.1', { lazyConnect: true });
+    redis.on('error', () => {});
+    const limiter = await limiterFor('deny', 'defaults', redis);
+    await expectRedisDecided('defaults', await traffic(limiter, 'before', 200));
+    await server.kill();
+    const down = await traffic(limiter, 'down', 1200);
+    expect(slowest(down)).toBeLessThanOrEqual(BOUND_MS);
+    expectMode('deny', down);
+    // Queued in ioredis, the first calls waited for the timeout: it is storeTimeout that bounds them.
+    expect(down[0]!.ms).toBeGreaterThanOrEqual(STORE_TIMEOUT_MS - 5);
+    await server.restart();
+    await untilRedisDecides(limiter, 'back');
+    await expectRedisDecided('defaults', await traffic(limiter, 'after', 300));
+  });
+
+  describe.each<OnStoreError>(['local', 'allow', 'deny'])("onStoreError '%s'", (mode) => {
+    test('Redis killed mid-run, then restarted', async () => {
+      const name = `kill-${mode}`;
+      const limiter = await limiterFor(mode, name);
+      const before = await traffic(limiter, 'before', 200);
+      await expectRedisDecided(name, before);
+
+      // Killed while calls are in flight.
+      const [during] = await Promise.all([
+        traffic(limiter, 'down', 1500),
+        sleep(50).then(() => server.kill()),
+      ]);
+      expect(slowest(during)).toBeLessThanOrEqual(BOUND_MS);
+      const down = during.filter((c) => c.decision.degraded);
+      expectMode(mode, down);
+      // Once the circuit is open, no call waits for the dead server at all.
+      expect(during.slice(-WAVE).every((c) => c.decision.degraded && c.ms < STORE_TIMEOUT_MS)).toBe(true);
+
+      await server.restart();
+      const back = await untilRedisDecides(limiter, 'back');
+      expect(slowest(back)).toBeLessThanOrEqual(BOUND_MS);
+      await expectRedisDecided(name, await traffic(limiter, 'after', 300));
+    });
+
+    test('Redis paused (CLIENT PAUSE) past storeTimeout', async () => {
+      const name = `pause-${mode}`;
+      const limiter = await limiterFor(mode, name);
+      await expectRedisDecided(name, await traffic(limiter, 'before', 200));
+
+      await admin.call('CLIENT', 'PAUSE', '1500', 'ALL');
+      const paused = await traffic(limiter, 'paused', 1200);
+      expect(slowest(paused)).toBeLessThanOrEqual(BOUND_MS);
+      expectMode(mode, paused);
+      // The first calls waited for the timeout; it is the pause, not an error, that they report.
+      expect(paused[0]!.ms).toBeGreaterThanOrEqual(STORE_TIMEOUT_MS - 5);
+
+      const back = await untilRedisDecides(limiter, 'back');
+      expect(slowest(back)).toBeLessThanOrEqual(BOUND_MS);
+      await expectRedisDecided(name, await traffic(limiter, 'after', 300));
+    });
+  });
+});

@@ -1,0 +1,122 @@
+import { createLimiter, type Decision } from '@sluice/core';
+import { ControlledStore } from './controlled-store.js';
+import { track, watchUnhandledRejections } from './promises.js';
+
+const unhandled = watchUnhandledRejections();
+
+beforeEach(() => {
+  jest.useFakeTimers();
+});
+afterEach(() => {
+  jest.useRealTimers();
+  expect(unhandled).toEqual([]);
+});
+
+function setup(storeTimeout: number | string = 250) {
+  const store = new ControlledStore();
+  const limiter = createLimiter({ limit: 5, window: '1m', store, storeTimeout, onStoreError: 'allow' });
+  return { store, limiter };
+}
+
+describe('storeTimeout', () => {
+  test('a hanging store call settles at storeTimeout, degraded', async () => {
+    const { store, limiter } = setup();
+    store.health = 'hang';
+    const call = track(limiter.consume('a'));
+    await jest.advanceTimersByTimeAsync(249);
+    expect(call.settled).toBe(false);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(call.settled).toBe(true);
+    expect(call.value).toMatchObject({ allowed: true, degraded: true });
+  });
+
+  test('takes a duration string', async () => {
+    const { store, limiter } = setup('1s');
+    store.health = 'hang';
+    const call = track(limiter.consume('a'));
+    await jest.advanceTimersByTimeAsync(999);
+    expect(call.settled).toBe(false);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(call.value?.degraded).toBe(true);
+  });
+
+  test('calls started at different times each get their full timeout, on one timer', async () => {
+    const { store, limiter } = setup();
+    store.health = 'hang';
+    const first = track(limiter.consume('a'));
+    await jest.advanceTimersByTimeAsync(100);
+    const second = track(limiter.consume('b'));
+    await jest.advanceTimersByTimeAsync(100);
+    const third = track(limiter.consume('c'));
+    expect(jest.getTimerCount()).toBe(1);
+    await jest.advanceTimersByTimeAsync(50);
+    expect([first.settled, second.settled, third.settled]).toEqual([true, false, false]);
+    expect(jest.getTimerCount()).toBe(1);
+    await jest.advanceTimersByTimeAsync(99);
+    expect(second.settled).toBe(false);
+    await jest.advanceTimersByTimeAsync(1);
+    expect([second.settled, third.settled]).toEqual([true, false]);
+    await jest.advanceTimersByTimeAsync(100);
+    expect(third.settled).toBe(true);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  test('a thousand calls in flight share one timer', async () => {
+    const { store, limiter } = setup();
+    store.health = 'hang';
+    const calls = Array.from({ length: 1000 }, (_, i) => track(limiter.consume(`s${i}`)));
+    expect(jest.getTimerCount()).toBe(1);
+    await jest.advanceTimersByTimeAsync(250);
+    expect(calls.every((c) => c.settled && c.value?.degraded === true)).toBe(true);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  test('answers in time are the store decisions, and leave no timer behind', async () => {
+    const { store, limiter } = setup();
+    const decisions: Decision[] = [];
+    for (let i = 0; i < 6; i++) decisions.push(await limiter.consume('a'));
+    expect(store.calls.consume).toBe(6);
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, true, true, false]);
+    expect(decisions.every((d) => d.degraded === undefined)).toBe(true);
+    await jest.advanceTimersByTimeAsync(250);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  test('a late answer is ignored', async () => {
+    const { store, limiter } = setup();
+    store.health = 'hang';
+    const call = track(limiter.consume('a'));
+    await jest.advanceTimersByTimeAsync(250);
+    const decision = call.value!;
+    store.answerHung('resolve');
+    await jest.advanceTimersByTimeAsync(0);
+    expect(decision).toMatchObject({ allowed: true, degraded: true });
+    expect(call.value).toBe(decision);
+  });
+
+  test('a late rejection never becomes an unhandled rejection', async () => {
+    const { store, limiter } = setup();
+    store.health = 'hang';
+    const calls = [track(limiter.consume('a')), track(limiter.consume('b'))];
+    await jest.advanceTimersByTimeAsync(250);
+    store.answerHung('reject');
+    await jest.advanceTimersByTimeAsync(10);
+    expect(calls.every((c) => c.value?.degraded === true && c.error === undefined)).toBe(true);
+  });
+
+  test('refund, release and reset settle within storeTimeout on a hanging store, and resolve', async () => {
+    const store = new ControlledStore();
+    const limiter = createLimiter({ limit: 2, window: '1m', algorithm: 'concurrency', store });
+    const decision = await limiter.consume('a');
+    store.health = 'hang';
+    const calls = [track(decision.refund!()), track(decision.release!()), track(limiter.reset('a'))];
+    await jest.advanceTimersByTimeAsync(249);
+    expect(calls.map((c) => c.settled)).toEqual([false, false, false]);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(calls.map((c) => c.settled)).toEqual([true, true, true]);
+    expect(calls.map((c) => c.error)).toEqual([undefined, undefined, undefined]);
+    expect(store.calls).toMatchObject({ refund: 2, reset: 1 });
+    store.answerHung('reject');
+    await jest.advanceTimersByTimeAsync(10);
+  });
+});

@@ -1,0 +1,80 @@
+import { createLimiter, type Store, type StoreCall } from '@sluice/core';
+import fc from 'fast-check';
+import { digest, encodeName, encodeSubject, policyNamespace } from '../src/keys.js';
+
+/** Strings rich in the characters that matter to keys: braces, separators, escapes, unicode, long runs. */
+const awkward = fc.oneof(
+  fc.string({ unit: fc.constantFrom('a', ':', '{', '}', '%', '#', '\\', ' ', '\u0000', 'é', '\ud83d', '7') }),
+  fc.string({ unit: 'grapheme', maxLength: 80 }),
+  fc.string({ unit: 'binary', maxLength: 70 }),
+  fc.string({ minLength: 60, maxLength: 70 }),
+);
+
+describe('subject encoding', () => {
+  it('keeps short plain subjects as they are', () => {
+    for (const s of ['user-42', 'ip:10.0.0.1', '2001:db8::/64', 'a@b.c', 'k.1_2~3'])
+      expect(encodeSubject(s)).toBe(s);
+  });
+
+  it('is injective: two different subjects never share a key', () => {
+    fc.assert(
+      fc.property(awkward, awkward, (a, b) => {
+        if (a !== b) expect(encodeSubject(a)).not.toBe(encodeSubject(b));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('never lets a subject open or close a hash tag, and bounds its length', () => {
+    fc.assert(
+      fc.property(awkward, (s) => {
+        const key = encodeSubject(s);
+        expect(key).not.toMatch(/[{}]/);
+        expect(key).toMatch(/^[\x21-\x7e]*$/);
+        expect(key.length).toBeLessThanOrEqual(64);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('replaces long subjects by a digest, never the raw value', () => {
+    const token = `eyJhbGciOi${'x'.repeat(200)}`;
+    expect(encodeSubject(token)).toBe(`#${digest(token)}`);
+    expect(encodeSubject(token)).not.toContain('xxxxxxxx');
+  });
+
+  it('hands the store the encoded subject only', async () => {
+    const seen: string[] = [];
+    const store: Store = {
+      local: true,
+      consume: (call: StoreCall) => {
+        seen.push(call.subject);
+        return { now: 0, steps: [{ allowed: true, remaining: 1, resetMs: 0, retryAfterMs: 0, delayMs: 0 }] };
+      },
+      refund: () => undefined,
+      reset: (_limiter, subject) => void seen.push(subject),
+    };
+    const limiter = createLimiter({ limit: 2, window: '1s', store });
+    const secret = `sk_live_${'s3cr3t'.repeat(20)}`;
+    await limiter.consume(secret);
+    await limiter.reset('{tag}');
+    expect(seen).toEqual([`#${digest(secret)}`, '%7btag%7d']);
+  });
+});
+
+describe('name encoding', () => {
+  it('escapes separators and braces injectively', () => {
+    expect(encodeName('a:b{c}')).toBe('a%3ab%7bc%7d');
+    fc.assert(
+      fc.property(awkward, awkward, (a, b) => {
+        if (a !== b) expect(encodeName(a)).not.toBe(encodeName(b));
+        expect(encodeName(a)).not.toMatch(/[{}:]/);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('builds a namespace of prefix, limiter, policy and algorithm code', () => {
+    expect(policyNamespace('sluice', 'api:v1', '100-per-15m', 'sw')).toBe('sluice:api%3av1:100-per-15m:sw');
+  });
+});

@@ -1,0 +1,134 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { join } from 'node:path';
+import { createLimiter, type Policy, RedisStore } from '@sluice/core';
+import { describeRedis, sharedCluster, sharedRedis } from '../../../../test/support/redis.js';
+import type { Burst, BurstResult, BurstTarget } from './burst-child.js';
+import { closeClients, clusterClient, standaloneClient, uniquePrefix } from './clients.js';
+
+/**
+ * Four processes, each firing 500 concurrent consumes for one subject with a limit of 1000 in a long
+ * window: exactly 1000 are allowed, for every algorithm, on a standalone server and on a cluster.
+ * With two policies, a denied call charges neither: the looser policy is left with exactly its
+ * limit minus 1000.
+ */
+const PROCESSES = 4;
+const CALLS = 500;
+const LIMIT = 1000;
+/** Long enough that no bucket refills a whole unit while the test runs. */
+const DAY = '1d';
+
+const singles: Policy[] = (
+  ['fixed-window', 'sliding-window', 'sliding-log', 'token-bucket', 'leaky-bucket', 'gcra', 'concurrency'] as const
+).map((algorithm) => ({ limit: LIMIT, window: DAY, algorithm }));
+
+/** Two policies each: the first binds at LIMIT, the second is left with `spare` after the run. */
+const pairs: Array<{ policies: Policy[]; spare: number }> = [
+  {
+    policies: [
+      { limit: LIMIT, window: DAY, algorithm: 'fixed-window' },
+      { limit: LIMIT + 200, window: DAY, algorithm: 'sliding-window' },
+    ],
+    spare: 200,
+  },
+  {
+    policies: [
+      { limit: LIMIT, window: DAY, algorithm: 'sliding-log' },
+      { limit: LIMIT + 150, window: DAY, algorithm: 'token-bucket' },
+    ],
+    spare: 150,
+  },
+  {
+    policies: [
+      { limit: LIMIT, window: DAY, algorithm: 'gcra', scope: 'global' },
+      { limit: LIMIT + 100, window: DAY, algorithm: 'concurrency' },
+    ],
+    spare: 100,
+  },
+];
+
+function startChildren(target: BurstTarget): Promise<ChildProcess[]> {
+  const launcher = join(__dirname, '../../../../test/support/ts-register.cjs');
+  return Promise.all(
+    Array.from({ length: PROCESSES }, async () => {
+      const child = fork(launcher, [join(__dirname, 'burst-child.ts')], { stdio: 'inherit' });
+      await new Promise<void>((resolve, reject) => {
+        child.once('message', () => resolve());
+        child.once('exit', (code) => reject(new Error(`burst child exited (${code})`)));
+        child.send({ target });
+      });
+      return child;
+    }),
+  );
+}
+
+/** Every process fires its burst at once; their results summed. */
+async function fire(children: ChildProcess[], burst: Burst): Promise<BurstResult> {
+  const results = await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<BurstResult>((resolve) => {
+          child.once('message', (m: { result: BurstResult }) => resolve(m.result));
+          child.send({ burst });
+        }),
+    ),
+  );
+  return results.reduce((sum, r) => ({
+    allowed: sum.allowed + r.allowed,
+    denied: sum.denied + r.denied,
+    degraded: sum.degraded + r.degraded,
+    errors: [...sum.errors, ...r.errors],
+  }));
+}
+
+describeRedis('RedisStore atomicity under concurrent processes', () => {
+  describe.each(['standalone', 'cluster'])('%s', (backend) => {
+    let children: ChildProcess[] = [];
+    let store: RedisStore;
+
+    beforeAll(async () => {
+      if (backend === 'standalone') {
+        const url = await sharedRedis();
+        store = new RedisStore({ client: standaloneClient(url) });
+        children = await startChildren({ url });
+      } else {
+        const nodes = await sharedCluster();
+        store = new RedisStore({ client: clusterClient(nodes) });
+        children = await startChildren({ nodes });
+      }
+    });
+
+    afterAll(async () => {
+      for (const child of children) {
+        if (child.connected) child.send({ quit: true });
+      }
+      await closeClients();
+    });
+
+    test.each(singles.map((p) => [p.algorithm!, p] as const))(
+      '%s: exactly the limit is allowed',
+      async (_name, policy) => {
+        const total = await fire(children, {
+          policies: [policy],
+          prefix: uniquePrefix('atomic'),
+          subject: 'hot',
+          calls: CALLS,
+        });
+        expect(total).toEqual({ allowed: LIMIT, denied: PROCESSES * CALLS - LIMIT, degraded: 0, errors: [] });
+      },
+    );
+
+    test.each(pairs.map((p) => [p.policies.map((q) => q.algorithm).join(' + '), p] as const))(
+      '%s: all-or-nothing, a denied call charges no policy',
+      async (_name, { policies, spare }) => {
+        const prefix = uniquePrefix('atomic-pair');
+        const total = await fire(children, { policies, prefix, subject: 'hot', calls: CALLS });
+        expect(total).toEqual({ allowed: LIMIT, denied: PROCESSES * CALLS - LIMIT, degraded: 0, errors: [] });
+        const seen = await createLimiter({ policies, prefix, store, storeTimeout: '30s' }).peek('hot');
+        expect(seen.policies.map((p) => [p.allowed, p.remaining])).toEqual([
+          [false, 0],
+          [true, spare],
+        ]);
+      },
+    );
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * A separate process for the atomicity test (run through test/support/ts-register.cjs by fork): told
+ * over IPC which Redis to use, then, per message, fires `calls` concurrent consumes for one subject
+ * and answers with what it was told.
+ */
+import { createLimiter, type Policy, RedisStore } from '@sluice/core';
+import Redis, { Cluster } from 'ioredis';
+import type { RedisNode } from '../../../../test/support/redis.js';
+
+export type BurstTarget = { url: string } | { nodes: RedisNode[] };
+
+export interface Burst {
+  policies: Policy[];
+  prefix: string;
+  subject: string;
+  calls: number;
+}
+
+export interface BurstResult {
+  allowed: number;
+  denied: number;
+  /** Decided without the store (a timeout or error): must stay 0. */
+  degraded: number;
+  errors: string[];
+}
+
+let client: Redis | Cluster | undefined;
+
+async function burst({ policies, prefix, subject, calls }: Burst): Promise<BurstResult> {
+  const limiter = createLimiter({
+    policies,
+    prefix,
+    store: new RedisStore({ client: client! }),
+    // A late answer must show as a failure of the test, never as a quiet local decision.
+    onStoreError: 'deny',
+    storeTimeout: '30s',
+  });
+  const result: BurstResult = { allowed: 0, denied: 0, degraded: 0, errors: [] };
+  await Promise.all(
+    Array.from({ length: calls }, () =>
+      limiter.consume(subject).then(
+        (d) => {
+          if (d.degraded) result.degraded++;
+          else if (d.allowed) result.allowed++;
+          else result.denied++;
+        },
+        (error: unknown) => result.errors.push(String(error)),
+      ),
+    ),
+  );
+  return result;
+}
+
+process.on('message', (message: { target?: BurstTarget; burst?: Burst; quit?: true }) => {
+  if (message.target !== undefined) {
+    const { target } = message;
+    client =
+      'url' in target
+        ? new Redis(target.url, { enableAutoPipelining: true })
+        : new Cluster(target.nodes, { enableAutoPipelining: true });
+    client.once('ready', () => process.send!({ ready: true }));
+  } else if (message.burst !== undefined) {
+    burst(message.burst).then((result) => process.send!({ result }));
+  } else if (message.quit) {
+    client?.disconnect();
+    process.disconnect();
+  }
+});

@@ -1,0 +1,171 @@
+import type { Server } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
+import { MemoryStore, type Store } from '@sluice/core';
+import { rateLimiter } from '@sluice/express';
+import type { Express } from 'express';
+import request from 'supertest';
+import { expressVersions, tick } from './support.js';
+
+/** A MemoryStore that counts refunds (a lease release is a refund of the concurrency policy). */
+function countingStore(): Store & { refunds: number } {
+  const memory = new MemoryStore();
+  const store = {
+    local: true as const,
+    refunds: 0,
+    consume: (call: Parameters<Store['consume']>[0]) => memory.consume(call),
+    refund: (call: Parameters<Store['refund']>[0]) => {
+      store.refunds++;
+      return memory.refund(call);
+    },
+    reset: (limiter: Parameters<Store['reset']>[0], subject: string) => memory.reset(limiter, subject),
+  };
+  return store;
+}
+
+function listen(app: Express): Promise<Server> {
+  return new Promise((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+/** Sends a GET on a raw socket and destroys it after `afterMs`: a client that goes away. */
+function abandon(server: Server, path: string, afterMs: number): Promise<void> {
+  const { port } = server.address() as AddressInfo;
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => {
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+      setTimeout(() => {
+        socket.destroy();
+        resolve();
+      }, afterMs);
+    });
+  });
+}
+
+async function until(check: () => boolean, timeoutMs = 2000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not reached');
+    await tick(5);
+  }
+}
+
+describe.each(expressVersions)('%s: holding, releasing', (_, makeApp) => {
+  test('leaky bucket with delay: requests reach the route one slot apart', async () => {
+    const app = makeApp();
+    const reached: number[] = [];
+    // A still clock: the slots are exact whatever the requests' own timing.
+    const store = new MemoryStore({ clock: () => 1_700_000_000_000 });
+    app.use(rateLimiter({ limit: 10, window: '1s', algorithm: 'leaky-bucket', burst: 3, store }));
+    app.get('/', (req, res) => {
+      reached.push(Date.now());
+      res.json({ delayMs: req.rateLimit?.delayMs });
+    });
+    const server = await listen(app);
+    try {
+      const start = Date.now();
+      const answers = await Promise.all([0, 1, 2, 3].map(() => request(server).get('/')));
+      const delays = answers.filter((r) => r.status === 200).map((r) => r.body.delayMs as number);
+      expect(delays.sort((a, b) => a - b)).toEqual([0, 100, 200]);
+      expect(answers.filter((r) => r.status === 429)).toHaveLength(1);
+      // The last admitted request waited for its slot before the route ran (timer slack allowed).
+      expect(Math.max(...reached) - start).toBeGreaterThanOrEqual(190);
+    } finally {
+      server.close();
+    }
+  });
+
+  test('a client that disconnects while held is not passed on', async () => {
+    const app = makeApp();
+    let reached = 0;
+    const limiter = rateLimiter({ limit: 4, window: '1s', algorithm: 'leaky-bucket', burst: 2 });
+    app.use(limiter);
+    app.get('/', (_req, res) => {
+      reached++;
+      res.send('ok');
+    });
+    const server = await listen(app);
+    try {
+      expect((await request(server).get('/')).status).toBe(200); // takes the slot now
+      await abandon(server, '/', 50); // held for 250 ms, gone after 50
+      await tick(400);
+      expect(reached).toBe(1);
+    } finally {
+      server.close();
+    }
+  });
+
+  test('a concurrency lease is released once when the response finishes', async () => {
+    const store = countingStore();
+    const app = makeApp();
+    let open: (() => void) | undefined;
+    app.use(rateLimiter({ limit: 1, window: '1m', algorithm: 'concurrency', store }));
+    app.get('/slow', (_req, res) => {
+      open = () => res.send('done');
+    });
+    app.get('/fast', (_req, res) => {
+      res.send('fast');
+    });
+    const server = await listen(app);
+    try {
+      const slow = request(server)
+        .get('/slow')
+        .then((r) => r.status);
+      await until(() => open !== undefined);
+      expect((await request(server).get('/fast')).status).toBe(429);
+      open!();
+      expect(await slow).toBe(200);
+      await until(() => store.refunds === 1);
+      expect((await request(server).get('/fast')).status).toBe(200);
+      await tick(20);
+      // One release per admitted request: /slow and the last /fast.
+      expect(store.refunds).toBe(2);
+    } finally {
+      server.close();
+    }
+  });
+
+  test('a concurrency lease is released once when the client aborts', async () => {
+    const store = countingStore();
+    const app = makeApp();
+    let started = 0;
+    app.use(rateLimiter({ limit: 1, window: '1m', algorithm: 'concurrency', store }));
+    app.get('/hang', () => {
+      started++; // never answers
+    });
+    app.get('/fast', (_req, res) => {
+      res.send('fast');
+    });
+    const server = await listen(app);
+    try {
+      await abandon(server, '/hang', 50);
+      expect(started).toBe(1);
+      await until(() => store.refunds === 1);
+      expect((await request(server).get('/fast')).status).toBe(200);
+      await tick(20);
+      expect(store.refunds).toBe(2);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  test('skipFailedRequests counts an aborted request as failed', async () => {
+    const app = makeApp();
+    app.use(rateLimiter({ limit: 1, window: '1m', algorithm: 'fixed-window', skipFailedRequests: true }));
+    app.get('/hang', () => {});
+    app.get('/', (_req, res) => {
+      res.send('ok');
+    });
+    const server = await listen(app);
+    try {
+      await abandon(server, '/hang', 50);
+      await tick(50);
+      expect((await request(server).get('/')).status).toBe(200);
+      expect((await request(server).get('/')).status).toBe(429);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});

@@ -1,0 +1,69 @@
+import { createLimiter, ErrorCodes, type LimiterOptions, MemoryStore, SluiceConfigError } from '@sluice/core';
+import fc from 'fast-check';
+import { anyLimiterOptions, anyMemoryStoreOptions, validLimiterOptions } from './arbitraries.js';
+
+const CODES = new Set<string>(Object.values(ErrorCodes));
+const RUNS = 3000;
+
+/** The only way a bad option may fail: a SluiceConfigError with a known code, naming its option first. */
+function expectConfigError(error: unknown): void {
+  if (!(error instanceof SluiceConfigError)) throw error;
+  expect(CODES.has(error.code)).toBe(true);
+  expect(error.message.startsWith(`${error.option}: `)).toBe(true);
+}
+
+/** A limiter that was accepted must work: every call settles with a coherent decision. */
+async function expectWorking(options: unknown): Promise<void> {
+  const limiter = createLimiter(options as LimiterOptions);
+  const decision = await limiter.consume('subject', { cost: 1 });
+  expect(typeof decision.allowed).toBe('boolean');
+  expect(decision.policies).toHaveLength(limiter.policies.length);
+  await limiter.peek('subject');
+  await limiter.reset('subject');
+}
+
+describe('fuzzed options', () => {
+  it('createLimiter either works or throws SluiceConfigError, nothing else', async () => {
+    const seen = { accepted: 0, rejected: 0 };
+    await fc.assert(
+      fc.asyncProperty(anyLimiterOptions, async (options) => {
+        try {
+          createLimiter(options as LimiterOptions);
+        } catch (error) {
+          expectConfigError(error);
+          seen.rejected++;
+          return;
+        }
+        seen.accepted++;
+        await expectWorking(options);
+      }),
+      { numRuns: RUNS },
+    );
+    // Both paths were exercised, or the generator is not doing its job.
+    expect(seen.accepted).toBeGreaterThan(RUNS / 20);
+    expect(seen.rejected).toBeGreaterThan(RUNS / 4);
+  });
+
+  it('accepts every option set the contract allows', async () => {
+    await fc.assert(
+      fc.asyncProperty(validLimiterOptions, (options) => expectWorking(options)),
+      { numRuns: RUNS / 3 },
+    );
+  });
+
+  it('new MemoryStore either works or throws SluiceConfigError, nothing else', async () => {
+    await fc.assert(
+      fc.asyncProperty(anyMemoryStoreOptions, async (options) => {
+        let store: MemoryStore;
+        try {
+          store = new MemoryStore(options as never);
+        } catch (error) {
+          expectConfigError(error);
+          return;
+        }
+        await expectWorking({ limit: 2, window: '1s', store });
+      }),
+      { numRuns: RUNS / 3 },
+    );
+  });
+});

@@ -1,0 +1,85 @@
+import type { AlgorithmName, Decision, LimiterOptions, Policy } from '@sluice/core';
+import { createLimiter } from '@sluice/core';
+import { type ManualClock, runTrace, type TraceStep } from '@sluice/core/testing';
+import fc from 'fast-check';
+import { policyOf, startOf, traceOf } from '../../packages/core/test/arbitraries.js';
+import { firstBreach } from './guarantees.js';
+
+/**
+ * The never-over-the-limit property, for any store: random policies (one, or several decided
+ * together, subject or global scope) and random traces of consumes, peeks and releases on a manual
+ * clock; every admitted call must keep every policy's promise (guarantees.ts).
+ */
+export const ALGORITHMS: readonly AlgorithmName[] = [
+  'fixed-window',
+  'sliding-window',
+  'sliding-log',
+  'token-bucket',
+  'leaky-bucket',
+  'gcra',
+  'concurrency',
+];
+
+/** Refunds and resets give quota back by design: they become releases and peeks, keeping step indices. */
+export function guardedTrace(maxLength = 60): fc.Arbitrary<TraceStep[]> {
+  return traceOf({ maxCost: 14, maxAdvanceMs: 120, withGiveBacks: true, maxLength }).map((trace) =>
+    trace.map((step): TraceStep => {
+      if (step.op === 'refund') return { ...step, op: 'release' };
+      if (step.op === 'reset')
+        return { op: 'peek', advanceMs: step.advanceMs, subject: step.subject, cost: 1 };
+      return step;
+    }),
+  );
+}
+
+const scoped = (algorithm: AlgorithmName): fc.Arbitrary<Policy> =>
+  fc
+    .tuple(policyOf(algorithm), fc.constantFrom('subject' as const, 'global' as const))
+    .map(([policy, scope]) => ({ ...policy, scope }));
+
+export const onePolicy = (algorithm: AlgorithmName): fc.Arbitrary<Policy[]> =>
+  scoped(algorithm).map((p) => [p]);
+
+/** Two or three policies of any algorithms, named apart. */
+export const severalPolicies: fc.Arbitrary<Policy[]> = fc
+  .array(fc.constantFrom(...ALGORITHMS), { minLength: 2, maxLength: 3 })
+  .chain((names) => fc.tuple(...names.map(scoped)))
+  .map((policies) => policies.map((p, i) => ({ ...p, name: `p${i}` })));
+
+/** A decision that contradicts itself, as a message; undefined when it is coherent. */
+function incoherent(
+  decision: Omit<Decision, 'refund' | 'release'>,
+  policies: readonly Policy[],
+): string | undefined {
+  if (decision.policies.length !== policies.length) return `${decision.policies.length} policy states`;
+  if (decision.allowed !== decision.policies.every((p) => p.allowed))
+    return 'allowed is not all policies allowing';
+  if (decision.allowed ? decision.retryAfterMs !== 0 : !(decision.retryAfterMs > 0)) {
+    return `retryAfterMs ${decision.retryAfterMs} on an ${decision.allowed ? 'allowed' : 'denied'} decision`;
+  }
+  for (const p of decision.policies) {
+    if (!(p.remaining >= 0) || !Number.isInteger(p.remaining)) return `remaining ${p.remaining} in ${p.name}`;
+  }
+  return undefined;
+}
+
+/** Where a run's counters live: a fresh store, or a fresh prefix on a shared one, reading `clock`. */
+export type Placement = (clock: ManualClock) => Pick<LimiterOptions, 'store' | 'prefix'>;
+
+/** The property itself, for the store that `place` builds. */
+export function neverOverTheLimit(
+  policies: fc.Arbitrary<Policy[]>,
+  place: Placement,
+): fc.IAsyncPropertyWithHooks<[Policy[], TraceStep[], number]> {
+  return fc.asyncProperty(policies, guardedTrace(), startOf, async (chosen, trace, start) => {
+    const results = await runTrace((clock) => createLimiter({ policies: chosen, ...place(clock) }), trace, {
+      start,
+    });
+    const breach = firstBreach(chosen, trace, results, start);
+    if (breach !== undefined) throw new Error(breach);
+    for (const [i, result] of results.entries()) {
+      const why = result === null ? undefined : incoherent(result, chosen);
+      if (why !== undefined) throw new Error(`step ${i}: ${why}`);
+    }
+  });
+}

@@ -1,0 +1,310 @@
+/**
+ * Real redis-server processes for the tests: a standalone server and a Redis Cluster, each on free
+ * loopback ports with no persistence and a temp dir of its own. No ioredis-mock, ever.
+ *
+ * This file imports Node built-ins only: the Jest global setup loads it outside the module mapper.
+ *
+ * Shared servers: the global setup may start one standalone server and one cluster for the whole run
+ * and pass them to the workers through the environment (SLUICE_TEST_REDIS_URL,
+ * SLUICE_TEST_REDIS_CLUSTER); `REDIS_URL` replaces the standalone one. Without them, `sharedRedis()`
+ * and `sharedCluster()` start one per worker process, killed when it exits. Tests that stop, pause
+ * or count commands on a server start their own with `startRedis()`.
+ */
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface RedisNode {
+  host: string;
+  port: number;
+}
+
+export interface RedisProcess extends RedisNode {
+  /** redis://127.0.0.1:port */
+  url: string;
+  /** Stops the server (SIGTERM) and waits for it to exit. */
+  stop(): Promise<void>;
+  /** Kills the server (SIGKILL), as a crash would, and waits for it to exit. */
+  kill(): Promise<void>;
+  /** Starts the server again on the same port (after stop or kill; stops it first if running). */
+  restart(): Promise<void>;
+}
+
+export interface StartRedisOptions {
+  /** Extra redis-server arguments, such as ['--maxmemory', '10mb']. */
+  args?: string[];
+}
+
+export interface RedisCluster {
+  /** The masters first, then the replicas. */
+  nodes: RedisNode[];
+  servers: RedisProcess[];
+  stop(): Promise<void>;
+}
+
+export interface StartClusterOptions {
+  /** Replicas per master (default 0). */
+  replicas?: number;
+}
+
+const HOST = '127.0.0.1';
+const START_TIMEOUT_MS = 10_000;
+/** Environment names through which the global setup hands shared servers to the workers. */
+export const ENV_URL = 'SLUICE_TEST_REDIS_URL';
+export const ENV_CLUSTER = 'SLUICE_TEST_REDIS_CLUSTER';
+
+/** Every process started here is killed, and its temp dir removed, when this process exits. */
+const running = new Set<ChildProcess>();
+const dirs = new Set<string>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Why Redis tests cannot run here, or undefined when they can. */
+export function redisMissing(): string | undefined {
+  for (const binary of ['redis-server', 'redis-cli']) {
+    const found = spawnSync(binary, ['--version'], { stdio: 'ignore' });
+    if (found.error !== undefined || found.status !== 0) {
+      return `${binary} is not installed (sudo apt-get install -y redis-server, or run scripts/test.sh as root)`;
+    }
+  }
+  return undefined;
+}
+
+let missingChecked: string | undefined | null = null;
+
+/**
+ * `describe` for suites that need redis-server. When it is missing the suite skips with a loud
+ * warning, except under CI=true, where it fails: CI must never pass by skipping Redis.
+ */
+export function describeRedis(name: string, body: () => void): void {
+  if (missingChecked === null) missingChecked = redisMissing();
+  const missing = missingChecked;
+  if (missing === undefined) {
+    describe(name, body);
+  } else if (process.env.CI === 'true' || process.env.CI === '1') {
+    describe(name, () => {
+      test('redis-server is available', () => {
+        throw new Error(`Redis suites cannot be skipped in CI: ${missing}`);
+      });
+    });
+  } else {
+    console.warn(`\n*** SKIPPED "${name}": ${missing} ***\n`);
+    describe.skip(name, body);
+  }
+}
+
+/** A port nothing listens on right now (the server may still lose a race for it: callers retry). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, HOST, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Spawns redis-server and resolves once it accepts connections; rejects with its output if it exits. */
+function spawnServer(port: number, dir: string, args: readonly string[]): Promise<ChildProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        HOST,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+        '--daemonize',
+        'no',
+        ...args,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    running.add(child);
+    let output = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`redis-server on port ${port} did not start in time:\n${output}`));
+    }, START_TIMEOUT_MS);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        child.stdout!.off('data', onData);
+        // Keep draining so a chatty server never blocks on a full pipe.
+        child.stdout!.resume();
+        resolve(child);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.once('exit', (code, signal) => {
+      running.delete(child);
+      clearTimeout(timer);
+      reject(new Error(`redis-server on port ${port} exited (${code ?? signal}):\n${output}`));
+    });
+    child.once('error', (error) => {
+      running.delete(child);
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}
+
+function exited(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
+  if (child === undefined || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill(signal);
+  });
+}
+
+/** Starts a redis-server on a free loopback port, with no persistence and a temp dir of its own. */
+export async function startRedis(options: StartRedisOptions = {}): Promise<RedisProcess> {
+  const args = options.args ?? [];
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-redis-'));
+  dirs.add(dir);
+  let child: ChildProcess | undefined;
+  let port = 0;
+  for (let attempt = 0; ; attempt++) {
+    port = await freePort();
+    try {
+      child = await spawnServer(port, dir, args);
+      break;
+    } catch (error) {
+      if (attempt >= 4 || !String(error).includes('in use')) throw error;
+    }
+  }
+  const stopWith = async (signal: NodeJS.Signals) => {
+    await exited(child, signal);
+    child = undefined;
+  };
+  return {
+    host: HOST,
+    port,
+    url: `redis://${HOST}:${port}`,
+    async stop() {
+      await stopWith('SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
+      dirs.delete(dir);
+    },
+    kill: () => stopWith('SIGKILL'),
+    async restart() {
+      await stopWith('SIGTERM');
+      // A restarted server may briefly find its port still held by the old socket: retry a little.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          child = await spawnServer(port, dir, args);
+          return;
+        } catch (error) {
+          if (attempt >= 20 || !String(error).includes('in use')) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+    },
+  };
+}
+
+function redisCli(args: readonly string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('redis-cli', args, { timeout: 20_000 }, (error, stdout, stderr) => {
+      if (error)
+        reject(new Error(`redis-cli ${args.join(' ')} failed: ${error.message}\n${stdout}${stderr}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+/**
+ * Starts a Redis Cluster of three masters (and `replicas` replicas each) with
+ * `redis-cli --cluster create`, and resolves once every node reports cluster_state:ok.
+ */
+export async function startCluster(options: StartClusterOptions = {}): Promise<RedisCluster> {
+  const replicas = options.replicas ?? 0;
+  const count = 3 * (1 + replicas);
+  const args = [
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    'nodes.conf',
+    '--cluster-node-timeout',
+    '2000',
+  ];
+  const started = await Promise.allSettled(Array.from({ length: count }, () => startRedis({ args })));
+  const servers = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const stop = async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+  };
+  try {
+    const failed = started.find((s) => s.status === 'rejected');
+    if (failed !== undefined) throw (failed as PromiseRejectedResult).reason;
+    await redisCli([
+      '--cluster',
+      'create',
+      ...servers.map((s) => `${s.host}:${s.port}`),
+      '--cluster-replicas',
+      String(replicas),
+      '--cluster-yes',
+    ]);
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    for (const server of servers) {
+      for (;;) {
+        const info = await redisCli(['-h', server.host, '-p', String(server.port), 'cluster', 'info']);
+        if (info.includes('cluster_state:ok')) break;
+        if (Date.now() > deadline) throw new Error(`cluster node ${server.port} not ok:\n${info}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { nodes: servers.map(({ host, port }) => ({ host, port })), servers, stop };
+}
+
+/** "host:port,host:port" <-> nodes: how cluster addresses travel through the environment. */
+export function formatNodes(nodes: readonly RedisNode[]): string {
+  return nodes.map((n) => `${n.host}:${n.port}`).join(',');
+}
+
+export function parseNodes(value: string): RedisNode[] {
+  return value.split(',').map((entry) => {
+    const at = entry.lastIndexOf(':');
+    return { host: entry.slice(0, at), port: Number(entry.slice(at + 1)) };
+  });
+}
+
+let ownServer: Promise<RedisProcess> | undefined;
+let ownCluster: Promise<RedisCluster> | undefined;
+
+/**
+ * The standalone server for tests that only read and write keys: REDIS_URL, else the run's shared
+ * server, else one started for this worker. Tests must keep to their own keys (a unique prefix).
+ */
+export async function sharedRedis(): Promise<string> {
+  const given = process.env.REDIS_URL ?? process.env[ENV_URL];
+  if (given) return given;
+  ownServer ??= startRedis();
+  return (await ownServer).url;
+}
+
+/** The cluster for tests that only read and write keys: the run's shared one, else one for this worker. */
+export async function sharedCluster(): Promise<RedisNode[]> {
+  const given = process.env[ENV_CLUSTER];
+  if (given) return parseNodes(given);
+  ownCluster ??= startCluster();
+  return (await ownCluster).nodes;
+}
