@@ -1,7 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { routeOf, startServers } from './servers.js';
 
-/** One response, as the table shows it. */
+/**
+ * @typedef {{ status: number, policy: string, rateLimit: string, retryAfter: string | null, tookMs: number }} Answer
+ * @typedef {{ allowed: number, denied: number, retryAfter: string, longestMs: number }} Counts
+ * @typedef {{ algorithm: string, policy: string, express: Counts, fastify: Counts }} Summary
+ */
+
+/**
+ * One response, as the table shows it.
+ * @returns {Promise<Answer>}
+ */
 async function send(url) {
   const started = performance.now();
   const response = await fetch(url);
@@ -35,30 +44,45 @@ function painter(color) {
 /**
  * Runs every scenario against both servers and writes a table per algorithm as it goes.
  * Returns, per algorithm and framework, the requests allowed and denied.
+ *
+ * @param {{ write: (text: string) => void, color?: boolean, scenarios: typeof import('./scenarios.js').SCENARIOS }} options
+ * @returns {Promise<Summary[]>}
  */
 export async function runDemo({ write, color = false, scenarios }) {
   const c = painter(color);
   const servers = await startServers(scenarios);
+  /** @type {Summary[]} */
   const summary = [];
+  // Columns are padded before they are painted: colour codes would throw the padding off.
   const cell = (r) => {
-    const status = r.status < 400 ? c.green(String(r.status)) : c.red(String(r.status));
+    const status = String(r.status).padEnd(8);
     const retry = r.retryAfter === null ? '-' : `${r.retryAfter} s`;
-    return `${status}  ${fields(r.rateLimit).padEnd(9)}  ${retry.padEnd(11)}  ${`${r.tookMs} ms`.padStart(6)}`;
+    return `${r.status < 400 ? c.green(status) : c.red(status)}${fields(r.rateLimit).padEnd(11)}${retry.padEnd(13)}${`${r.tookMs} ms`.padStart(6)}`;
   };
   const row = (label, sentMs, pair) =>
     write(`  ${label.padEnd(6)} ${`+${sentMs} ms`.padEnd(9)}│ ${cell(pair[0])}  │ ${cell(pair[1])}\n`);
+  const columns = `${'status'.padEnd(8)}${'RateLimit'.padEnd(11)}${'Retry-After'.padEnd(13)}${'took'.padStart(6)}`;
 
   try {
-    write(`${c.bold('Sluice demo')}: every algorithm on Express and on Fastify, in-memory store, no Redis.\n`);
+    write(
+      `${c.bold('Sluice demo')}: every algorithm on Express and on Fastify, in-memory store, no Redis.\n`,
+    );
     write(c.dim(`  Express ${servers.expressUrl}   Fastify ${servers.fastifyUrl}\n`));
-    write(c.dim('  Each row is one request to both; RateLimit shows r (remaining) and t (seconds to reset).\n'));
+    write(
+      c.dim('  Each row is one request to both; RateLimit shows r (remaining) and t (seconds to reset).\n'),
+    );
 
     for (const scenario of scenarios) {
       const path = routeOf(scenario);
       const urls = [servers.expressUrl + path, servers.fastifyUrl + path];
       const both = () => Promise.all(urls.map(send));
+      /** @type {[Answer[], Answer[]]} */
       const results = [[], []];
-      const keep = (pair) => pair.forEach((r, i) => results[i].push(r));
+      /** @param {Answer[]} pair */
+      const keep = (pair) => {
+        results[0].push(/** @type {Answer} */ (pair[0]));
+        results[1].push(/** @type {Answer} */ (pair[1]));
+      };
 
       write(`\n${c.bold(c.cyan(scenario.algorithm))}  ${c.dim(scenario.note)}\n`);
       if (scenario.aligned) await alignToSecond();
@@ -69,7 +93,8 @@ export async function runDemo({ write, color = false, scenarios }) {
         if (headerShown) return;
         headerShown = true;
         write(c.dim(`  RateLimit-Policy: ${pair[0].policy}\n`));
-        write(c.dim(`  req    sent     │ Express RateLimit  Retry-After    took  │ Fastify RateLimit  Retry-After    took\n`));
+        write(c.dim(`  ${''.padEnd(17)}│ ${'Express'.padEnd(38)}  │ Fastify\n`));
+        write(c.dim(`  ${'req'.padEnd(6)} ${'sent'.padEnd(9)}│ ${columns}  │ ${columns}\n`));
       };
 
       if (scenario.burst) {
@@ -81,13 +106,14 @@ export async function runDemo({ write, color = false, scenarios }) {
           row(`#${i}`, sentMs, pair);
         }
       } else {
-        write(c.dim(`  sending ${scenario.concurrent} requests at once to each…\n`));
+        const at = scenario.concurrent ?? 0;
+        write(c.dim(`  sending ${at} requests at once to each…\n`));
         const sentMs = since();
         const sent = await Promise.all(
-          urls.map((url) => Promise.all(Array.from({ length: scenario.concurrent }, () => send(url)))),
+          urls.map((url) => Promise.all(Array.from({ length: at }, () => send(url)))),
         );
-        for (let i = 0; i < scenario.concurrent; i++) {
-          const pair = [sent[0][i], sent[1][i]];
+        for (let i = 0; i < at; i++) {
+          const pair = /** @type {Answer[]} */ ([sent[0]?.[i], sent[1]?.[i]]);
           keep(pair);
           header(pair);
           row(`#${i + 1}`, sentMs, pair);
@@ -111,30 +137,44 @@ export async function runDemo({ write, color = false, scenarios }) {
         row('after', sentMs, pair);
       }
 
-      const counts = results.map((rs) => ({
+      /** @param {Answer[]} rs @returns {Counts} */
+      const count = (rs) => ({
         allowed: rs.filter((r) => r.status < 400).length,
         denied: rs.filter((r) => r.status === 429).length,
-        retryAfter: rs.find((r) => r.retryAfter !== null)?.retryAfter ?? '-',
+        retryAfter: `${rs.find((r) => r.retryAfter !== null)?.retryAfter ?? '-'} s`,
         longestMs: Math.max(...rs.map((r) => r.tookMs)),
-      }));
-      summary.push({ algorithm: scenario.algorithm, policy: results[0][0]?.policy ?? '', express: counts[0], fastify: counts[1] });
+      });
+      summary.push({
+        algorithm: scenario.algorithm,
+        policy: results[0][0]?.policy ?? '',
+        express: count(results[0]),
+        fastify: count(results[1]),
+      });
     }
 
     write(`\n${c.bold('Summary')}  (Express | Fastify)\n`);
-    write(c.dim(`  ${'algorithm'.padEnd(15)}${'policy'.padEnd(22)}${'allowed'.padEnd(10)}${'denied'.padEnd(10)}first Retry-After\n`));
+    write(
+      c.dim(
+        `  ${'algorithm'.padEnd(15)}${'policy'.padEnd(22)}${'allowed'.padEnd(10)}${'denied'.padEnd(10)}first Retry-After\n`,
+      ),
+    );
     for (const s of summary) {
       const pair = (key) => `${s.express[key]} | ${s.fastify[key]}`;
       write(
         `  ${s.algorithm.padEnd(15)}${s.policy.padEnd(22)}${pair('allowed').padEnd(10)}${pair('denied').padEnd(10)}${pair('retryAfter')}\n`,
       );
     }
-    const agree = summary.every((s) => s.express.allowed === s.fastify.allowed && s.express.denied === s.fastify.denied);
+    const agree = summary.every(
+      (s) => s.express.allowed === s.fastify.allowed && s.express.denied === s.fastify.denied,
+    );
     write(
       agree
         ? c.green('\nExpress and Fastify made the same decisions for every algorithm.\n')
         : c.red('\nExpress and Fastify differed somewhere above (timing on a busy machine can do that).\n'),
     );
-    write(c.dim('Next: README.md (quick starts), examples/ (one command each), docs/algorithms.md (charts).\n'));
+    write(
+      c.dim('Next: README.md (quick starts), examples/ (one command each), docs/algorithms.md (charts).\n'),
+    );
     return summary;
   } finally {
     await servers.close();

@@ -20,7 +20,7 @@ export const SCENARIOS = [
   {
     algorithm: 'sliding-window',
     policy: { limit: 5, window: '1s' },
-    note: 'the default: this second and the last, weighted by overlap',
+    note: 'the default: this second plus the last one weighted by overlap; the burst slides out gradually',
     burst: 7,
     aligned: true,
     retry: true,
@@ -55,7 +55,7 @@ export const SCENARIOS = [
   {
     algorithm: 'concurrency',
     policy: { limit: 2, window: '10s', algorithm: 'concurrency' },
-    note: '4 sent at once to a route that takes 300 ms: 2 run, 2 refused; then 1 more runs',
+    note: '2 in flight at most. 4 sent at once to a route that takes 300 ms: 2 run, 2 are refused (Retry-After is the lease expiry, the bound if nothing finished); a slot frees when a response ends',
     concurrent: 4,
     holdMs: 300,
     after: 1,

@@ -13,10 +13,14 @@ export function routeOf(scenario) {
 export function expressApp(scenarios) {
   const app = express();
   for (const scenario of scenarios) {
-    app.get(routeOf(scenario), rateLimiter({ name: scenario.algorithm, ...scenario.policy }), async (_req, res) => {
-      if (scenario.holdMs) await sleep(scenario.holdMs);
-      res.json({ ok: true });
-    });
+    app.get(
+      routeOf(scenario),
+      rateLimiter({ name: scenario.algorithm, ...scenario.policy }),
+      async (_req, res) => {
+        if (scenario.holdMs) await sleep(scenario.holdMs);
+        res.json({ ok: true });
+      },
+    );
   }
   return app;
 }

@@ -5,5 +5,7 @@ const port = Number(process.env.PORT ?? 3000);
 createApp().listen(port, '127.0.0.1', () => {
   console.log(`express-basic on http://127.0.0.1:${port}`);
   console.log(`  curl -i http://127.0.0.1:${port}/`);
-  console.log(`  for i in 1 2 3 4 5 6; do curl -s -o /dev/null -w '%{http_code}\\n' -X POST http://127.0.0.1:${port}/login; done`);
+  console.log(
+    `  for i in 1 2 3 4 5 6; do curl -s -o /dev/null -w '%{http_code}\\n' -X POST http://127.0.0.1:${port}/login; done`,
+  );
 });

@@ -7,6 +7,8 @@ import { createApp } from './app.js';
 const client = await connectRedis().catch(exitIfUnreachable);
 const port = Number(process.env.PORT ?? 3000);
 createApp({ client }).listen(port, '127.0.0.1', () => {
-  console.log(`express-redis on http://127.0.0.1:${port} (Redis ${process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'})`);
+  console.log(
+    `express-redis on http://127.0.0.1:${port} (Redis ${process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'})`,
+  );
   console.log(`  curl -i http://127.0.0.1:${port}/`);
 });

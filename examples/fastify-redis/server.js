@@ -10,6 +10,8 @@ app.addHook('onClose', async () => {
   client.disconnect();
 });
 await app.listen({ port, host: '127.0.0.1' });
-console.log(`fastify-redis on http://127.0.0.1:${port} (Redis ${process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'})`);
+console.log(
+  `fastify-redis on http://127.0.0.1:${port} (Redis ${process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'})`,
+);
 console.log(`  curl -i http://127.0.0.1:${port}/search`);
 console.log(`  curl -i http://127.0.0.1:${port}/health`);

@@ -16,7 +16,10 @@ export function createApp({ client, prefix = 'sluice' }) {
   const store = new RedisStore({ client });
   const app = express();
 
-  app.use('/api', rateLimiter({ store, prefix, name: 'api', subject: ['api-key', 'ip'], limit: 20, window: '10s' }));
+  app.use(
+    '/api',
+    rateLimiter({ store, prefix, name: 'api', subject: ['api-key', 'ip'], limit: 20, window: '10s' }),
+  );
   app.get('/api/things', (req, res) => {
     res.json({ things: [], remaining: req.rateLimit?.remaining });
   });

@@ -2,11 +2,12 @@ import { Cluster, Redis } from 'ioredis';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export const DEFAULT_CLUSTER_NODES = '127.0.0.1:7000,127.0.0.1:7001,127.0.0.1:7002';
-/** How long to wait for the first PING before saying Redis is not there. */
+/** How long the first connection may take before Redis counts as not there. */
 const CONNECT_TIMEOUT_MS = 2_000;
 
 /** Redis could not be reached; the message says how to start it. */
 export class RedisUnreachableError extends Error {
+  /** @override */
   name = 'RedisUnreachableError';
 }
 
@@ -22,17 +23,8 @@ function withoutCredentials(url) {
   }
 }
 
-/** Resolves when the client answers PING, rejects after CONNECT_TIMEOUT_MS or on the first error. */
-async function ping(client) {
-  let timer;
-  const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
-  });
-  try {
-    await Promise.race([client.ping(), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+function messageOf(error) {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /**
@@ -40,19 +32,31 @@ async function ping(client) {
  * RedisUnreachableError, saying how to start Redis, when it does not.
  */
 export async function connectRedis(url = process.env.REDIS_URL || DEFAULT_REDIS_URL) {
-  const client = new Redis(url, { lazyConnect: true });
-  client.on('error', () => {}); // reported below, and through Sluice's onStoreError later
+  // No retries until the first connection works: an absent Redis is reported at once.
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    retryStrategy: () => null,
+  });
+  // Errors are reported below at start-up, and by Sluice's onStoreError (degraded decisions) later.
+  let lastError;
+  client.on('error', (error) => {
+    lastError = error;
+  });
   try {
-    await ping(client);
-    return client;
+    await client.connect();
+    await client.ping();
   } catch (error) {
     client.disconnect();
     throw new RedisUnreachableError(
-      `Cannot reach Redis at ${withoutCredentials(url)} (${error.message}).\n` +
+      `Cannot reach Redis at ${withoutCredentials(url)} (${messageOf(lastError ?? error)}).\n` +
         'Start one from the repository root with:   docker compose up -d redis\n' +
         'or point REDIS_URL at yours:                REDIS_URL=redis://host:6379',
     );
   }
+  // Connected: from now on reconnect after a drop, as ioredis does by default.
+  client.options.retryStrategy = (times) => Math.min(times * 50, 2_000);
+  return client;
 }
 
 /** "host:port,host:port" -> ioredis cluster start-up nodes. */
@@ -72,22 +76,35 @@ export function parseNodes(list) {
  * RedisUnreachableError, saying how to start the cluster, when it does not.
  */
 export async function connectCluster(list = process.env.REDIS_CLUSTER_NODES || DEFAULT_CLUSTER_NODES) {
-  const cluster = new Cluster(parseNodes(list), { lazyConnect: true });
-  cluster.on('error', () => {});
+  const cluster = new Cluster(parseNodes(list), {
+    lazyConnect: true,
+    clusterRetryStrategy: () => null,
+    redisOptions: { connectTimeout: CONNECT_TIMEOUT_MS },
+  });
+  let lastError;
+  cluster.on('error', (error) => {
+    lastError = error;
+  });
   try {
-    await ping(cluster);
-    return cluster;
+    await cluster.connect();
+    await cluster.ping();
   } catch (error) {
     cluster.disconnect();
     throw new RedisUnreachableError(
-      `Cannot reach a Redis Cluster at ${list} (${error.message}).\n` +
+      `Cannot reach a Redis Cluster at ${list} (${messageOf(lastError ?? error)}).\n` +
         'Start one from the repository root with:   docker compose --profile cluster up -d\n' +
         'or point REDIS_CLUSTER_NODES at yours:     REDIS_CLUSTER_NODES=host:7000,host:7001',
     );
   }
+  cluster.options.clusterRetryStrategy = (times) => Math.min(100 + times * 2, 2_000);
+  return cluster;
 }
 
-/** For the servers' start-up: print the hint and exit, or rethrow anything else. */
+/**
+ * For the servers' start-up: print the hint and exit, or rethrow anything else.
+ * @param {unknown} error
+ * @returns {never}
+ */
 export function exitIfUnreachable(error) {
   if (!(error instanceof RedisUnreachableError)) throw error;
   console.error(error.message);

@@ -1,7 +1,10 @@
 import { rateLimiter } from '@sluice/express';
 import express from 'express';
 
-/** Each plan: a burst policy and an hourly quota, decided together. */
+/**
+ * Each plan: a burst policy and an hourly quota, decided together.
+ * @type {Record<string, import('@sluice/core').Policy[]>}
+ */
 export const plans = {
   free: [
     { name: 'burst', limit: 5, window: '10s', algorithm: 'token-bucket' },

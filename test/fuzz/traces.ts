@@ -64,7 +64,7 @@ function incoherent(
 }
 
 /** Where a run's counters live: a fresh store, or a fresh prefix on a shared one, reading `clock`. */
-export type Placement = (clock: ManualClock) => Pick<LimiterOptions, 'store' | 'prefix'>;
+export type Placement = (clock: ManualClock) => Pick<LimiterOptions, 'store' | 'prefix' | 'storeTimeout'>;
 
 /** The property itself, for the store that `place` builds. */
 export function neverOverTheLimit(

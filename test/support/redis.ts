@@ -11,7 +11,7 @@
  * or count commands on a server start their own with `startRedis()`.
  */
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,10 +58,18 @@ export const ENV_CLUSTER = 'SLUICE_TEST_REDIS_CLUSTER';
 /** Every process started here is killed, and its temp dir removed, when this process exits. */
 const running = new Set<ChildProcess>();
 const dirs = new Set<string>();
-process.once('exit', () => {
+function cleanUp(): void {
   for (const child of running) child.kill('SIGKILL');
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+}
+process.once('exit', cleanUp);
+// A signal ends the process without 'exit': clean up, then let the signal do what it would have done.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    cleanUp();
+    process.kill(process.pid, signal);
+  });
+}
 
 /** Why Redis tests cannot run here, or undefined when they can. */
 export function redisMissing(): string | undefined {
@@ -76,13 +84,18 @@ export function redisMissing(): string | undefined {
 
 let missingChecked: string | undefined | null = null;
 
+export interface DescribeRedisOptions {
+  /** The suite uses only `sharedRedis()`, so a REDIS_URL lets it run without redis-server installed. */
+  urlOnly?: boolean;
+}
+
 /**
  * `describe` for suites that need redis-server. When it is missing the suite skips with a loud
  * warning, except under CI=true, where it fails: CI must never pass by skipping Redis.
  */
-export function describeRedis(name: string, body: () => void): void {
+export function describeRedis(name: string, body: () => void, options: DescribeRedisOptions = {}): void {
   if (missingChecked === null) missingChecked = redisMissing();
-  const missing = missingChecked;
+  const missing = options.urlOnly && process.env.REDIS_URL ? undefined : missingChecked;
   if (missing === undefined) {
     describe(name, body);
   } else if (process.env.CI === 'true' || process.env.CI === '1') {
@@ -204,6 +217,8 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
     kill: () => stopWith('SIGKILL'),
     async restart() {
       await stopWith('SIGTERM');
+      mkdirSync(dir, { recursive: true });
+      dirs.add(dir);
       // A restarted server may briefly find its port still held by the old socket: retry a little.
       for (let attempt = 0; ; attempt++) {
         try {

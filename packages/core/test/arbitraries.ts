@@ -1,18 +1,17 @@
 import type { AlgorithmName, Policy } from '@sluice/core';
 import type { TraceStep } from '@sluice/core/testing';
 import fc from 'fast-check';
+import { bucketAlgorithms } from '../src/algorithms/index.js';
 
 /** Property tests run on 2 shared cores: enough cases to find a wrong boundary, few enough to stay fast. */
 export const NUM_RUNS = 120;
-
-export const bucketAlgorithms: readonly AlgorithmName[] = ['token-bucket', 'leaky-bucket', 'gcra'];
 
 /**
  * A policy of `algorithm` with small numbers: windows of a few ms make every edge (window ends, refill
  * steps, expiries) happen within a short trace, and keep the reference's brute-force retry search cheap.
  */
 export function policyOf(algorithm: AlgorithmName, extra: Partial<Policy> = {}): fc.Arbitrary<Policy> {
-  const bucket = bucketAlgorithms.includes(algorithm);
+  const bucket = bucketAlgorithms.has(algorithm);
   return fc
     .record({
       limit: fc.integer({ min: 1, max: 8 }),

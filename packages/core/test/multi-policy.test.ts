@@ -1,23 +1,14 @@
-import { type AlgorithmName, createLimiter, type Decision, MemoryStore, type Policy } from '@sluice/core';
+import { createLimiter, type Decision, MemoryStore, type Policy } from '@sluice/core';
 import { manualClock, referenceTrace, runTrace, type TraceStep } from '@sluice/core/testing';
 import fc from 'fast-check';
+import { algorithmNames } from '../src/algorithms/index.js';
 import { NUM_RUNS, policyOf, startOf, traceOf } from './arbitraries.js';
-
-const ALGORITHMS: AlgorithmName[] = [
-  'fixed-window',
-  'sliding-window',
-  'sliding-log',
-  'token-bucket',
-  'leaky-bucket',
-  'gcra',
-  'concurrency',
-];
 
 /** Two or three policies of any algorithms, some of them global. */
 const policiesArb = fc
   .array(
     fc
-      .tuple(fc.constantFrom(...ALGORITHMS), fc.constantFrom('subject' as const, 'global' as const))
+      .tuple(fc.constantFrom(...algorithmNames), fc.constantFrom('subject' as const, 'global' as const))
       .chain(([algorithm, scope]) => policyOf(algorithm, { scope })),
     { minLength: 2, maxLength: 3 },
   )
@@ -73,6 +64,30 @@ describe('several policies, decided together', () => {
           if (!decision.allowed) expect(await look()).toEqual(before);
         }
       }),
+      { numRuns: NUM_RUNS },
+    );
+  });
+
+  it('give an honest and tight retryAfterMs for the whole call', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        scenarioArb,
+        fc.integer({ min: 1, max: 3 }),
+        async ([policies, trace, start], cost) => {
+          const clock = manualClock(start);
+          const limiter = memoryLimiter(policies, clock);
+          for (const step of trace) {
+            clock.advance(step.advanceMs);
+            if (step.op === 'consume') await limiter.consume(step.subject, { cost: step.cost ?? 1 });
+          }
+          const denied = await limiter.peek('a', { cost });
+          if (denied.allowed || denied.retryAfterMs === Number.POSITIVE_INFINITY) return;
+          clock.advance(denied.retryAfterMs - 1);
+          expect((await limiter.peek('a', { cost })).allowed).toBe(false);
+          clock.advance(1);
+          expect((await limiter.peek('a', { cost })).allowed).toBe(true);
+        },
+      ),
       { numRuns: NUM_RUNS },
     );
   });

@@ -259,6 +259,31 @@ describe.each(expressVersions)('%s', (_, makeApp, makeRouter) => {
       expect(await statuses(app, 3)).toEqual([200, 200, 200]);
     });
 
+    test('allowList: a function of the request and the subject; a verified subject', async () => {
+      const byFn = appWith({
+        limit: 1,
+        window: '1m',
+        subject: 'api-key',
+        allowList: (req, subject) => req.headers['x-internal'] === 'yes' || subject === 'partner',
+      });
+      for (let i = 0; i < 3; i++) {
+        expect((await request(byFn).get('/').set('x-internal', 'yes')).status).toBe(200);
+        expect((await request(byFn).get('/').set('x-api-key', 'partner')).status).toBe(200);
+      }
+      expect((await request(byFn).get('/').set('x-api-key', 'other')).status).toBe(200);
+      expect((await request(byFn).get('/').set('x-api-key', 'other')).status).toBe(429);
+      const verified = appWith({
+        limit: 1,
+        window: '1m',
+        subject: 'api-key',
+        verify: (key) => (key.startsWith('acme-') ? 'acme' : null),
+        allowList: ['acme'],
+      });
+      for (let i = 0; i < 3; i++) {
+        expect((await request(verified).get('/').set('x-api-key', `acme-${i}`)).body.rateLimit).toBeNull();
+      }
+    });
+
     test('cost: a number and a function', async () => {
       const fixed = appWith({ limit: 10, window: '1m', cost: 4 });
       expect(await statuses(fixed, 3)).toEqual([200, 200, 429]);

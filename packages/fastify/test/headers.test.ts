@@ -40,8 +40,11 @@ describeRedis('header strings, Redis store (the shared table)', () => {
   });
   afterAll(closeClients);
 
+  // Not the ban case: on a remote store core records a strike after answering (a second round trip),
+  // so the very next request may still be checked before the ban exists.
+  const remoteCases = cases.filter(([, c]) => c.options.ban === undefined);
   describe.each(frameworks)('%s', (_, makeApp) => {
-    test.each(cases)('%s', (_title, c) => {
+    test.each(remoteCases)('%s', (_title, c) => {
       const store = new RedisStore({ client: standaloneClient(url), clock: () => HEADER_CASES_NOW });
       return check(makeApp, c, store, { prefix: uniquePrefix('fastify-headers') });
     });

@@ -8,6 +8,7 @@
  *    `const http = createHttpHandler(options, reader)`. Every option is parsed and checked here
  *    (a `SluiceConfigError` is thrown at once for anything wrong, never on a request).
  *    `reader` is a {@link RequestReader}: how to read the client IP, a header and a query parameter.
+ *    Remove the adapter's own options (Fastify `global`, `hook`) first: any other key is an error.
  *
  * 2. Per request: `const outcome = http.handle(req)`. It never throws. It returns the
  *    {@link HttpOutcome} itself when everything was decided in process (MemoryStore and no user
@@ -38,6 +39,10 @@
  *    rejects (store errors there are swallowed: the lease then expires by itself). When `finish` is
  *    undefined nothing needs doing after the response: do not attach listeners (the fast path).
  *    A blocked outcome never has a `finish`.
+ *
+ * The order per request: `skip`; the subject; `allowList`; `denyList`; `cost`; the ban check; the
+ * limiter; `onDecision` (every limiter and ban decision; not called for skipped, allow-listed or
+ * deny-listed requests). With `shadow`, no outcome is ever blocked (`denyList` and `ban` included).
  *
  * `http.limiter` is the limiter in use (built from the options, or the `limiter` option), e.g. for
  * `reset(subject)`; `http.subjectOf(req)` resolves the subject exactly as `handle` does (the key the

@@ -5,6 +5,8 @@ import { isIPv4, isIPv6 } from 'node:net';
  * is (the key encoding bounds its length), so no input throws.
  */
 
+const MAPPED = /^::ffff:/i;
+
 /** Strips what may surround an address: brackets and an IPv6 zone (`[fe80::1%eth0]`). */
 function unwrap(ip: string): string {
   let s = ip.trim();
@@ -13,25 +15,52 @@ function unwrap(ip: string): string {
   return zone > 0 ? s.slice(0, zone) : s;
 }
 
-/** Eight 16-bit groups of a valid IPv6 address (`isIPv6` already said yes). */
+/** A hex digit's value (the address is already known to be valid IPv6). */
+function hex(code: number): number {
+  return code <= 57 ? code - 48 : (code | 32) - 87;
+}
+
+/** Eight 16-bit groups of a valid IPv6 address (`isIPv6` already said yes); one pass, no splitting. */
 function groups(ip: string): number[] {
-  let text = ip;
+  const head: number[] = [];
   const tail: number[] = [];
-  const lastColon = text.lastIndexOf(':');
-  const last = text.slice(lastColon + 1);
-  if (last.includes('.')) {
-    // An embedded IPv4 tail (::ffff:1.2.3.4) becomes the last two groups.
-    const [a, b, c, d] = last.split('.').map(Number) as [number, number, number, number];
-    tail.push((a << 8) | b, (c << 8) | d);
-    text = text.slice(0, lastColon + 1);
-    if (!text.endsWith('::')) text = text.slice(0, -1);
+  let into = head;
+  let value = 0;
+  let digits = 0;
+  let i = 0;
+  if (ip.charCodeAt(0) === 58 && ip.charCodeAt(1) === 58) {
+    into = tail;
+    i = 2;
   }
-  const halves = text.split('::');
-  const head = halves[0] ? halves[0].split(':').map((g) => Number.parseInt(g, 16)) : [];
-  const rest = halves.length > 1 && halves[1] ? halves[1].split(':').map((g) => Number.parseInt(g, 16)) : [];
-  rest.push(...tail);
-  const zeros = 8 - head.length - rest.length;
-  return [...head, ...new Array<number>(Math.max(zeros, 0)).fill(0), ...rest];
+  for (; i < ip.length; i++) {
+    const code = ip.charCodeAt(i);
+    if (code === 58) {
+      into.push(value);
+      value = 0;
+      digits = 0;
+      if (ip.charCodeAt(i + 1) === 58) {
+        into = tail;
+        i++;
+      }
+    } else if (code === 46) {
+      // An embedded IPv4 tail (::ffff:1.2.3.4) is the last two groups.
+      const [a, b, c, d] = ip
+        .slice(ip.lastIndexOf(':') + 1)
+        .split('.')
+        .map(Number) as number[];
+      into.push((a! << 8) | b!, (c! << 8) | d!);
+      digits = 0;
+      break;
+    } else {
+      value = value * 16 + hex(code);
+      digits++;
+    }
+  }
+  if (digits > 0) into.push(value);
+  const out = head;
+  for (let k = head.length + tail.length; k < 8; k++) out.push(0);
+  for (const g of tail) out.push(g);
+  return out;
 }
 
 /** True for `::ffff:0:0/96`, the IPv4-mapped addresses. */
@@ -46,6 +75,11 @@ function isMapped(g: readonly number[]): boolean {
  */
 export function clientAddress(ip: string, subnet: number | false): string {
   if (isIPv4(ip)) return ip;
+  // The common case first: an IPv4 client on a dual-stack socket.
+  if (MAPPED.test(ip)) {
+    const v4 = ip.slice(7);
+    if (isIPv4(v4)) return v4;
+  }
   const bare = unwrap(ip);
   if (isIPv4(bare)) return bare;
   if (!isIPv6(bare)) return ip;

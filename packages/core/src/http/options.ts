@@ -16,7 +16,7 @@ import type { Store } from '../stores/store.js';
 import type { HeaderMode } from './headers.js';
 import { clientAddress } from './ip.js';
 import type { SubjectConfig } from './subject.js';
-import type { HttpOptions } from './types.js';
+import type { HttpOptions, SubjectSource } from './types.js';
 
 /** Allow or deny: strings matched against the client IP and the subject, or the user's function. */
 export type ListConfig<Req> =
@@ -105,10 +105,11 @@ function parseSources<Req>(value: unknown): SubjectConfig<Req>['sources'] {
   if (value === undefined) return Object.freeze(['ip' as const]);
   const list = Array.isArray(value) ? value : [value];
   if (list.length === 0) fail(ErrorCodes.INVALID_OPTION, 'subject', 'expected at least one subject source');
+  // Array.from visits holes too: a sparse array's hole is an invalid source, not a skipped one.
   return Object.freeze(
-    list.map((source, i) => {
+    Array.from(list, (source: unknown, i): SubjectSource<Req> => {
       const option = Array.isArray(value) ? `subject[${i}]` : 'subject';
-      if (typeof source === 'function') return source;
+      if (typeof source === 'function') return source as SubjectSource<Req>;
       return oneOf(source, SOURCES, option);
     }),
   );
@@ -150,7 +151,9 @@ function parseList<Req>(value: unknown, option: string): ListConfig<Req> | undef
     );
   }
   const set = new Set<string>();
-  value.forEach((entry, i) => {
+  // Every index, holes of a sparse array included.
+  for (let i = 0; i < value.length; i++) {
+    const entry: unknown = value[i];
     if (typeof entry !== 'string' || entry.length === 0) {
       fail(
         ErrorCodes.INVALID_OPTION,
@@ -161,7 +164,7 @@ function parseList<Req>(value: unknown, option: string): ListConfig<Req> | undef
     // Addresses are matched in their canonical form, so '::ffff:1.2.3.4' also lists '1.2.3.4'.
     set.add(entry);
     set.add(clientAddress(entry, false));
-  });
+  }
   return { set };
 }
 

@@ -12,24 +12,45 @@ export type SubjectSource<Req> =
 
 /** The HTTP options, the same for Express and Fastify (`../shared/API.md`). */
 export interface HttpOptions<Req = unknown, Res = unknown> extends LimiterOptions {
-  /** An existing limiter instead of the core options. */
+  /** An existing limiter instead of the core options (giving both is ERR_SLUICE_CONFLICTING_OPTIONS). */
   limiter?: Limiter;
+  /**
+   * Who is limited; default 'ip'. An array is tried in order, the first defined subject wins; when
+   * none yields one, the client IP is the subject. Subjects carry their kind (`ip:`, `key:`,
+   * `token:`, `id:`), and unverified keys and tokens are hashed.
+   */
   subject?: SubjectSource<Req> | SubjectSource<Req>[];
+  /** Where the API key is read; default `{ header: 'x-api-key' }`. Given, it replaces the default. */
   apiKey?: { header?: string; query?: string };
+  /** A key or token -> canonical subject (`id:<it>`); null counts as no credential. */
   verify?: (credential: string, kind: 'api-key' | 'token') => string | null | Promise<string | null>;
+  /** IPv6 clients are grouped by this prefix (1–128); false: each address alone. Default 64. */
   ipv6Subnet?: number | false;
+  /** Units a request spends: a positive integer, or a function returning one. Default 1. */
   cost?: number | ((req: Req) => number | Promise<number>);
+  /** True: never limited, nothing counted, no headers. */
   skip?: (req: Req) => boolean | Promise<boolean>;
+  /** Never limited. Strings match the client IP (any spelling) or the subject: a verified or custom subject, or the raw key or token. */
   allowList?: string[] | ((req: Req, subject: string | undefined) => boolean | Promise<boolean>);
+  /** Answered 403, no Retry-After. Matched like allowList. */
   denyList?: string[] | ((req: Req, subject: string | undefined) => boolean | Promise<boolean>);
+  /** Denied `after` times within `within` (default: the longest policy window) -> 403 for `for`. Kept in the store. */
   ban?: { after: number; within?: Duration; for: Duration };
+  /** Default 'draft-10'. */
   headers?: 'draft-10' | 'draft-7' | 'draft-6' | false;
+  /** Also X-RateLimit-Limit, -Remaining, -Reset (epoch seconds). Default false. */
   legacyHeaders?: boolean;
+  /** Status of a request a policy denied, 400–599. Default 429. */
   statusCode?: number;
+  /** Answers denied requests (429/`statusCode`, and 503 for a failed store) instead of the problem+json body; headers are set first. */
   handler?: (req: Req, res: Res, decision: Decision) => void;
+  /** Decide, set headers and report, but never block (not even denyList or ban). */
   shadow?: boolean;
+  /** Every limiter and ban decision; an error thrown here goes to the framework's error handling. */
   onDecision?: (req: Req, decision: Decision) => void;
+  /** Refund after a response with status >= 400, or a connection closed before the response finished. */
   skipFailedRequests?: boolean;
+  /** Refund after a response with status < 400. */
   skipSuccessfulRequests?: boolean;
 }
 

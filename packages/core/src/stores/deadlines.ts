@@ -6,12 +6,10 @@ interface Waiter {
   next: Waiter | undefined;
 }
 
-/** What a call that outlived its deadline rejects with. */
-export class StoreTimeoutError extends Error {
-  override readonly name = 'StoreTimeoutError';
-}
-
-const timedOut = new StoreTimeoutError('the store did not answer within storeTimeout');
+/** What a call that outlived its deadline rejects with (one shared error: the reason is never shown). */
+const timedOut = new Error('the store did not answer within storeTimeout');
+/** The longest delay setTimeout takes (about 24.8 days); a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Bounds store calls by one timeout without a timer per call. Every call gets the same timeout, so
@@ -27,8 +25,8 @@ export class Deadlines {
   constructor(private readonly timeoutMs: number) {}
 
   /**
-   * Settles as `promise` does, or rejects with StoreTimeoutError once `timeoutMs` have passed. A later
-   * answer is ignored, and a later rejection is handled here, so it never goes unhandled.
+   * Settles as `promise` does, or rejects once `timeoutMs` have passed. A later answer is ignored, and
+   * a later rejection is handled here, so it never goes unhandled.
    */
   race<T>(promise: Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -84,8 +82,8 @@ export class Deadlines {
   };
 
   private arm(delayMs: number): void {
-    // Unref'd: a limiter never keeps a process alive on its own.
-    this.timer = setTimeout(this.expire, Math.max(1, Math.ceil(delayMs)));
+    // Unref'd: a limiter never keeps a process alive on its own. Longer delays than a timer takes wait in steps.
+    this.timer = setTimeout(this.expire, Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(delayMs))));
     this.timer.unref?.();
   }
 }

@@ -10,9 +10,9 @@ import type { PolicyOutcome, RefundCall, Store, StoreCall, StoreLimiter, StoreOu
  * What `onStoreError: 'deny'` tells a client to wait: one second, the `Retry-After: 1` of the 503
  * the adapters send. Its resetMs is the same second: nothing is known of the quota.
  */
-export const STORE_ERROR_RETRY_MS = 1000;
+const STORE_ERROR_RETRY_MS = 1000;
 /** Keys of the in-process fallback of one store: enough for an outage, bounded under a flood. */
-export const FALLBACK_MAX_KEYS = 100_000;
+const FALLBACK_MAX_KEYS = 100_000;
 
 /** Turns a store's outcome into the limiter's decision; its refund and release go to `refunds`. */
 export type Finish = (outcome: StoreOutcome, call: StoreCall, refunds: Pick<Store, 'refund'>) => Decision;

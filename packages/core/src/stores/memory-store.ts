@@ -16,25 +16,29 @@ export interface MemoryStoreOptions {
   clock?: () => number;
 }
 
-/** One key's state and bookkeeping. */
-interface Slot {
-  state: State | undefined;
-  /** When the state means the same as none, in expiry units after the store's base, rounded up. */
-  expiry: number;
-  /** Value of the store's tick when the slot last moved to the young end of its map. */
+/**
+ * One key: `[expiresAt, touched, ...state]` in one array, with no object around it (about 32 bytes
+ * less per key than an object holding the state array). `expiresAt` is when the state means the same
+ * as none; `touched` is the store's tick when the key last moved to the young end of its map.
+ */
+type Slot = number[];
+const EXPIRES_AT = 0;
+const TOUCHED = 1;
+/** Where the algorithm's state starts in a slot. */
+const STATE = 2;
+
+/** Where eviction stands in one namespace: its oldest entry, found once and kept until it changes. */
+interface Cursor {
+  entries: Iterator<[string, Slot]>;
+  key: string | undefined;
+  /** The slot's `touched` when the cursor reached it: a key moved or written anew since is no longer the oldest. */
   touched: number;
 }
 
 /** Entries the incremental sweep looks at per insert: expiry never needs a pass that blocks. */
 const SWEEP_STEP = 2;
-/** Entries looked at from each old end for an expired one before a live key is evicted. */
+/** Further entries the sweep looks at for an expired one before a live key is evicted. */
 const EVICT_SCAN = 16;
-/**
- * Expiry is kept in whole seconds after the store was created, rounded up: a small integer that V8
- * stores inline (a Smi), where epoch milliseconds would be a boxed double of 16 more bytes per key.
- * A state may then be kept up to a second after it expired, which changes no decision.
- */
-const EXPIRY_UNIT_MS = 1000;
 
 /**
  * An in-process store: bounded, least recently used evicted first (expired keys before live ones),
@@ -52,8 +56,12 @@ export class MemoryStore implements Store {
   private readonly moveAfter: number;
   private sweep: Iterator<[string, Slot]> | undefined;
   private sweepSpace: Map<string, Slot> | undefined;
-  /** The clock's reading at construction: expiry units count from here. */
-  private readonly base: number;
+  /**
+   * One eviction cursor per namespace. It only moves forward: a Map keeps deleted entries as holes
+   * until it is rehashed, so finding the oldest entry afresh on every eviction would walk over every
+   * key evicted before it (seconds per million evictions).
+   */
+  private readonly cursors = new Map<Map<string, Slot>, Cursor>();
 
   constructor(options: MemoryStoreOptions = {}) {
     if (typeof options !== 'object' || options === null) {
@@ -90,7 +98,6 @@ export class MemoryStore implements Store {
     this.maxKeys = maxKeys;
     this.clock = clock;
     this.moveAfter = Math.max(1, maxKeys >>> 2);
-    this.base = clock();
   }
 
   /** Keys held now, expired ones not yet swept included. */
@@ -100,15 +107,14 @@ export class MemoryStore implements Store {
 
   consume(call: StoreCall): StoreOutcome {
     const now = this.clock();
-    const due = this.due(now);
     const { policies } = call.limiter;
     const slots: Array<Slot | undefined> = new Array(policies.length);
     const states: Array<State | undefined> = new Array(policies.length);
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i]!;
-      const slot = this.read(policy.namespace, policy.scope === 'global' ? '' : call.subject, due);
+      const slot = this.read(policy.namespace, policy.scope === 'global' ? '' : call.subject, now);
       slots[i] = slot;
-      states[i] = slot?.state;
+      states[i] = slot?.slice(STATE);
     }
     const { steps, results, commit } = decideAll(call, states, now);
     if (commit) {
@@ -120,8 +126,8 @@ export class MemoryStore implements Store {
           policy.scope === 'global' ? '' : call.subject,
           slots[i],
           result.next,
-          this.expiry(result.expiresAt),
-          due,
+          result.expiresAt,
+          now,
         );
       }
     }
@@ -130,13 +136,13 @@ export class MemoryStore implements Store {
 
   refund(call: RefundCall): void {
     const now = this.clock();
-    const due = this.due(now);
     for (const policy of call.limiter.policies) {
       const subject = policy.scope === 'global' ? '' : call.subject;
-      const slot = this.read(policy.namespace, subject, due);
+      const slot = this.read(policy.namespace, subject, now);
       if (slot === undefined) continue;
-      const { next, expiresAt } = policy.algorithm.refund(slot.state, now, call.charge, policy.params);
-      this.write(policy.namespace, subject, slot, next, this.expiry(expiresAt), due);
+      const state = slot.slice(STATE);
+      const { next, expiresAt } = policy.algorithm.refund(state, now, call.charge, policy.params);
+      this.write(policy.namespace, subject, slot, next, expiresAt, now);
     }
   }
 
@@ -146,30 +152,20 @@ export class MemoryStore implements Store {
     }
   }
 
-  /** An absolute expiry in ms as expiry units, rounded up: never earlier than the state expires. */
-  private expiry(expiresAt: number): number {
-    return Math.ceil((expiresAt - this.base) / EXPIRY_UNIT_MS);
-  }
-
-  /** The expiry units that have fully passed at `now`: slots with an expiry up to this are expired. */
-  private due(now: number): number {
-    return Math.floor((now - this.base) / EXPIRY_UNIT_MS);
-  }
-
   /** The live slot of a key, moved towards the young end if it has grown old; expired slots are dropped. */
-  private read(namespace: string, subject: string, due: number): Slot | undefined {
+  private read(namespace: string, subject: string, now: number): Slot | undefined {
     const space = this.spaces.get(namespace);
     const slot = space?.get(subject);
     if (slot === undefined) return undefined;
-    if (slot.expiry <= due) {
+    if (slot[EXPIRES_AT]! <= now) {
       space!.delete(subject);
       this.count--;
       return undefined;
     }
-    if (this.tick - slot.touched > this.moveAfter) {
+    if (this.tick - slot[TOUCHED]! > this.moveAfter) {
       space!.delete(subject);
       space!.set(subject, slot);
-      slot.touched = ++this.tick;
+      slot[TOUCHED] = ++this.tick;
     }
     return slot;
   }
@@ -179,38 +175,47 @@ export class MemoryStore implements Store {
     subject: string,
     slot: Slot | undefined,
     state: State | undefined,
-    expiry: number,
-    due: number,
+    expiresAt: number,
+    now: number,
   ): void {
+    const size = state === undefined ? 0 : state.length;
     if (slot !== undefined) {
-      slot.state = state;
-      slot.expiry = expiry;
+      if (slot.length === STATE + size) {
+        // Same shape (always, for fixed-size states): overwrite in place, no allocation.
+        slot[EXPIRES_AT] = expiresAt;
+        for (let i = 0; i < size; i++) slot[STATE + i] = state![i]!;
+      } else this.spaces.get(namespace)!.set(subject, slotOf(expiresAt, slot[TOUCHED]!, state));
       return;
     }
-    if (expiry <= due) return;
+    if (expiresAt <= now) return;
     let space = this.spaces.get(namespace);
     if (space === undefined) {
       space = new Map();
       this.spaces.set(namespace, space);
     }
-    this.sweepSome(due);
-    if (this.count >= this.maxKeys) this.evict(due);
-    space.set(subject, { state, expiry, touched: ++this.tick });
+    this.sweepSome(now);
+    if (this.count >= this.maxKeys) this.evict(now);
+    space.set(subject, slotOf(expiresAt, ++this.tick, state));
     this.count++;
   }
 
-  /** Looks at a few entries per insert, round robin over namespaces, and drops the expired ones. */
-  private sweepSome(due: number): void {
-    for (let n = 0; n < SWEEP_STEP; n++) {
+  /** Looks at `steps` entries, round robin over namespaces, and drops the expired ones; true if it dropped any. */
+  private sweepSome(now: number, steps = SWEEP_STEP): boolean {
+    let dropped = false;
+    for (let n = 0; n < steps; n++) {
       let entry = this.sweep?.next();
       if (entry === undefined || entry.done) {
         this.nextSweepSpace();
         entry = this.sweep?.next();
-        if (entry === undefined || entry.done) return;
+        if (entry === undefined || entry.done) return dropped;
       }
       const [subject, slot] = entry.value;
-      if (slot.expiry <= due && this.sweepSpace!.delete(subject)) this.count--;
+      if (slot[EXPIRES_AT]! <= now && this.sweepSpace!.delete(subject)) {
+        this.count--;
+        dropped = true;
+      }
     }
+    return dropped;
   }
 
   private nextSweepSpace(): void {
@@ -220,27 +225,48 @@ export class MemoryStore implements Store {
     this.sweep = this.sweepSpace?.entries();
   }
 
-  /** Makes room for one key: an expired one near an old end if there is one, else the least recently used. */
-  private evict(due: number): void {
-    let oldest: Map<string, Slot> | undefined;
-    let oldestKey: string | undefined;
-    let oldestTouched = Number.POSITIVE_INFINITY;
+  /** Makes room for one key: an expired one if the sweep finds one soon, else the least recently used. */
+  private evict(now: number): void {
+    if (this.sweepSome(now, EVICT_SCAN)) return;
+    let oldest: Cursor | undefined;
+    let oldestSpace: Map<string, Slot> | undefined;
     for (const space of this.spaces.values()) {
-      let scanned = 0;
-      for (const [subject, slot] of space) {
-        if (slot.expiry <= due) {
-          space.delete(subject);
-          this.count--;
-          return;
-        }
-        if (scanned === 0 && slot.touched < oldestTouched) {
-          oldest = space;
-          oldestKey = subject;
-          oldestTouched = slot.touched;
-        }
-        if (++scanned >= EVICT_SCAN) break;
+      const cursor = this.oldestOf(space);
+      if (cursor !== undefined && (oldest === undefined || cursor.touched < oldest.touched)) {
+        oldest = cursor;
+        oldestSpace = space;
       }
     }
-    if (oldest?.delete(oldestKey!)) this.count--;
+    if (oldest !== undefined && oldestSpace!.delete(oldest.key!)) this.count--;
   }
+
+  /** The cursor of `space` on its least recently used entry; undefined when the space is empty. */
+  private oldestOf(space: Map<string, Slot>): Cursor | undefined {
+    let cursor = this.cursors.get(space);
+    if (cursor === undefined) {
+      cursor = { entries: space.entries(), key: undefined, touched: 0 };
+      this.cursors.set(space, cursor);
+    }
+    // Entries behind the cursor were evicted, deleted or moved to the young end: the first live one
+    // at or after it is the oldest. Ticks are unique, so a key holding the same tick is that entry.
+    while (cursor.key === undefined || space.get(cursor.key)?.[TOUCHED] !== cursor.touched) {
+      let entry = cursor.entries.next();
+      if (entry.done) {
+        if (space.size === 0) {
+          cursor.key = undefined;
+          return undefined;
+        }
+        cursor.entries = space.entries();
+        entry = cursor.entries.next() as IteratorYieldResult<[string, Slot]>;
+      }
+      cursor.key = entry.value[0];
+      cursor.touched = entry.value[1][TOUCHED]!;
+    }
+    return cursor;
+  }
+}
+
+/** A slot of exactly the needed size (a push would reserve room for ~16 more numbers). */
+function slotOf(expiresAt: number, touched: number, state: State | undefined): Slot {
+  return state === undefined ? [expiresAt, touched] : [expiresAt, touched].concat(state);
 }

@@ -8,10 +8,12 @@ import { type ManualClock, manualClock } from './manual-clock.js';
  * store must answer a trace exactly as the memory store and the reference models do.
  */
 export type TraceStep =
-  | { op: 'consume' | 'peek'; advanceMs: number; subject: string; cost?: number }
+  | { op: 'consume'; advanceMs: number; subject: string; cost?: number }
+  | { op: 'peek'; advanceMs: number; subject: string; cost?: number }
   | { op: 'reset'; advanceMs: number; subject: string }
   /** Calls `refund()` or `release()` of the decision of step `of` (an earlier consume); nothing if it has none. */
-  | { op: 'refund' | 'release'; advanceMs: number; of: number };
+  | { op: 'refund'; advanceMs: number; of: number }
+  | { op: 'release'; advanceMs: number; of: number };
 
 /** A decision as plain data (its functions left out); null for steps that decide nothing. */
 export type TraceDecision = Omit<Decision, 'refund' | 'release'>;

@@ -52,6 +52,18 @@ describe('clientAddress', () => {
     );
   });
 
+  test('the full address agrees with the WHATWG URL parser for any IPv6 spelling', () => {
+    fc.assert(
+      fc.property(fc.ipV6(), (ip) => {
+        const full = clientAddress(ip, false);
+        const canonical = new URL(`http://[${ip}]`).hostname;
+        if (full.includes('.')) expect(canonical).toMatch(/^\[::ffff:/);
+        else expect(new URL(`http://[${full}]`).hostname).toBe(canonical);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   test('addresses share a subject exactly when their first `subnet` bits agree', () => {
     const group = fc.integer({ min: 0, max: 0xffff });
     const address = fc.array(group, { minLength: 8, maxLength: 8 });

@@ -33,6 +33,10 @@ describe('HTTP options are parsed once, at construction', () => {
     ['subject unknown', { ...base, subject: 'cookie' }, ErrorCodes.INVALID_OPTION],
     ['subject empty array', { ...base, subject: [] }, ErrorCodes.INVALID_OPTION],
     ['subject array with a bad entry', { ...base, subject: ['ip', 7] }, ErrorCodes.INVALID_OPTION],
+    // biome-ignore lint/suspicious/noSparseArray: a hole is what is tested
+    ['subject sparse array', { ...base, subject: [, 'ip'] }, ErrorCodes.INVALID_OPTION],
+    // biome-ignore lint/suspicious/noSparseArray: a hole is what is tested
+    ['allowList sparse array', { ...base, allowList: [, '1.2.3.4'] }, ErrorCodes.INVALID_OPTION],
     ['apiKey not an object', { ...base, apiKey: 'x-key' }, ErrorCodes.INVALID_OPTION],
     ['apiKey unknown key', { ...base, apiKey: { cookie: 'k' } }, ErrorCodes.UNKNOWN_OPTION],
     ['apiKey empty', { ...base, apiKey: {} }, ErrorCodes.INVALID_OPTION],

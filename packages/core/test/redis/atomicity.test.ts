@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
 import { createLimiter, type Policy, RedisStore } from '@sluice/core';
 import { describeRedis, sharedCluster, sharedRedis } from '../../../../test/support/redis.js';
+import { algorithmNames } from '../../src/algorithms/index.js';
 import type { Burst, BurstResult, BurstTarget } from './burst-child.js';
 import { closeClients, clusterClient, standaloneClient, uniquePrefix } from './clients.js';
 
@@ -17,9 +18,7 @@ const LIMIT = 1000;
 /** Long enough that no bucket refills a whole unit while the test runs. */
 const DAY = '1d';
 
-const singles: Policy[] = (
-  ['fixed-window', 'sliding-window', 'sliding-log', 'token-bucket', 'leaky-bucket', 'gcra', 'concurrency'] as const
-).map((algorithm) => ({ limit: LIMIT, window: DAY, algorithm }));
+const singles: Policy[] = algorithmNames.map((algorithm) => ({ limit: LIMIT, window: DAY, algorithm }));
 
 /** Two policies each: the first binds at LIMIT, the second is left with `spare` after the run. */
 const pairs: Array<{ policies: Policy[]; spare: number }> = [

@@ -66,3 +66,5 @@ process.on('message', (message: { target?: BurstTarget; burst?: Burst; quit?: tr
     process.disconnect();
   }
 });
+// The test process is gone (ended, or killed): so is the reason to live.
+process.once('disconnect', () => process.exit());

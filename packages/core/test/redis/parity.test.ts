@@ -171,6 +171,8 @@ describeRedis('RedisStore parity with MemoryStore', () => {
     test.each(['standalone', 'cluster'])(
       '%s: the same outcome for every call of every trace',
       async (backend) => {
+        let denials = 0;
+        let refunds = 0;
         for (const trace of tracesFor(policies)) {
           let recorder: RecordingStore | undefined;
           const prefix = uniquePrefix('parity');
@@ -179,10 +181,12 @@ describeRedis('RedisStore parity with MemoryStore', () => {
             return createLimiter({ policies, prefix, store: recorder });
           }, trace);
           expect(await replay(clients.get(backend)!, recorder!.log)).toBeNull();
-          // The trace decides something: one that only ever allows would prove little.
-          expect(results.some((r) => r !== null && !r.allowed)).toBe(true);
-          expect(recorder!.log.some((e) => e.op === 'refund')).toBe(true);
+          denials += results.filter((r) => r !== null && !r.allowed).length;
+          refunds += recorder!.log.filter((e) => e.op === 'refund').length;
         }
+        // The traces decide something: ones that only ever allow, or never give back, would prove little.
+        expect(denials).toBeGreaterThan(SEEDS.length);
+        expect(refunds).toBeGreaterThan(SEEDS.length);
       },
     );
   });

@@ -29,9 +29,8 @@ export const concurrency: Algorithm = {
           delayMs: 0,
           expiresAt,
         };
-      // concat allocates exactly the needed size; a push would reserve room for ~16 more numbers per key.
-      const kept: State = state === undefined ? [] : from === 0 ? state : state.slice(from);
-      const next = kept.concat(now + windowMs, cost, leaseId);
+      const next: State = state === undefined ? [] : state.slice(from);
+      next.push(now + windowMs, cost, leaseId);
       return {
         allowed: true,
         next,
@@ -61,17 +60,9 @@ export const concurrency: Algorithm = {
   },
   refund(state, now, { leaseId }) {
     if (state === undefined) return { next: state, expiresAt: now };
-    const kept = (i: number) => state[i + 2] !== leaseId && state[i]! > now;
-    let size = 0;
-    for (let i = 0; i < state.length; i += 3) if (kept(i)) size += 3;
-    // Sized up front: a push would reserve room for ~16 more numbers per key.
-    const next: State = new Array(size);
-    let n = 0;
+    const next: State = [];
     for (let i = 0; i < state.length; i += 3) {
-      if (!kept(i)) continue;
-      next[n++] = state[i]!;
-      next[n++] = state[i + 1]!;
-      next[n++] = state[i + 2]!;
+      if (state[i + 2] !== leaseId && state[i]! > now) next.push(state[i]!, state[i + 1]!, state[i + 2]!);
     }
     return { next, expiresAt: next.length > 0 ? next[next.length - 3]! : now };
   },

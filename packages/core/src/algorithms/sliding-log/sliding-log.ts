@@ -30,13 +30,9 @@ export const slidingLog: Algorithm = {
           delayMs: 0,
           expiresAt,
         };
-      // Arrays of exactly the needed size: a push would reserve room for ~16 more numbers per key.
-      const kept: State = state === undefined ? [] : from === 0 ? state : state.slice(from);
-      let next: State;
-      if (newest === now) {
-        next = kept === state ? kept.slice() : kept;
-        next[next.length - 1]! += cost;
-      } else next = kept.concat(now, cost);
+      const next: State = state === undefined ? [] : state.slice(from);
+      if (newest === now) next[next.length - 1]! += cost;
+      else next.push(now, cost);
       return {
         allowed: true,
         next,

@@ -53,9 +53,12 @@ local leaseId = tonumber(ARGV[4]) -- the call's concurrency lease (0 when none)
 local chargedAt = tonumber(ARGV[5]) -- refund: the now of the charged call
 local POLICY_ARGS = 6 -- ARGV[6 + 4 * (i - 1)]..: policy i's algorithm code, limit, windowMs, burst
 -- Reply (consume, peek): { now, per policy: allowed (1/0), remaining, resetMs, retryAfterMs (-1: never), delayMs }
+local call = redis.call
+local encode = cmsgpack.pack
+local decode = cmsgpack.unpack
 
 if op == 'd' then
-  if #KEYS > 0 then redis.call('DEL', unpack(KEYS)) end
+  if #KEYS > 0 then call('DEL', unpack(KEYS)) end
   return 0
 end
 
@@ -64,7 +67,7 @@ local now
 -- tests) they are kept this much longer than that clock says they matter.
 local grace = 0
 if clock == '' then
-  local time = redis.call('TIME')
+  local time = call('TIME')
   now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 else
   now = tonumber(clock)
@@ -85,30 +88,33 @@ end
 local function save(key, state, expiresAt)
   local ttl = expiresAt - now
   if ttl > 0 then
-    redis.call('SET', key, cmsgpack.pack(state), 'PX', string.format('%d', ttl + grace))
+    call('SET', key, encode(state), 'PX', string.format('%d', ttl + grace))
   else
-    redis.call('DEL', key)
+    call('DEL', key)
   end
 end
 
 local n = #KEYS
-local twinList, limits, windows, bursts, states = {}, {}, {}, {}, {}
+-- One table per policy: its twin, numbers and stored state (nil when it has none).
+local policies = {}
 for i = 1, n do
   local at = POLICY_ARGS + 4 * (i - 1)
-  twinList[i] = twinOf(ARGV[at])
-  limits[i] = tonumber(ARGV[at + 1])
-  windows[i] = tonumber(ARGV[at + 2])
-  bursts[i] = tonumber(ARGV[at + 3])
-  local raw = redis.call('GET', KEYS[i])
-  if raw then states[i] = cmsgpack.unpack(raw) end
+  local raw = call('GET', KEYS[i])
+  policies[i] = {
+    twin = twinOf(ARGV[at]),
+    limit = tonumber(ARGV[at + 1]),
+    windowMs = tonumber(ARGV[at + 2]),
+    burst = tonumber(ARGV[at + 3]),
+    state = raw and decode(raw) or nil,
+  }
 end
 
 if op == 'r' then
   -- Only keys that hold a state: nothing was charged where there is none.
   for i = 1, n do
-    if states[i] ~= nil then
-      local next, expiresAt =
-        twinList[i].refund(states[i], now, cost, chargedAt, leaseId, limits[i], windows[i], bursts[i])
+    local p = policies[i]
+    if p.state ~= nil then
+      local next, expiresAt = p.twin.refund(p.state, now, cost, chargedAt, leaseId, p.limit, p.windowMs, p.burst)
       save(KEYS[i], next, expiresAt)
     end
   end
@@ -116,16 +122,15 @@ if op == 'r' then
 end
 
 local reply = { now }
-local oks, nexts, expiries = {}, {}, {}
 local allowed = true
 for i = 1, n do
+  local p = policies[i]
   local ok, next, remaining, resetMs, retryAfterMs, delayMs, expiresAt =
-    twinList[i].step(states[i], now, cost, limits[i], windows[i], bursts[i], leaseId)
+    p.twin.step(p.state, now, cost, p.limit, p.windowMs, p.burst, leaseId)
   if not ok then allowed = false end
   if retryAfterMs == math.huge then retryAfterMs = -1 end
-  oks[i] = ok
-  nexts[i] = next
-  expiries[i] = expiresAt
+  p.next = next
+  p.expiresAt = expiresAt
   local at = 2 + ${REPLY_FIELDS} * (i - 1)
   reply[at] = ok and 1 or 0
   reply[at + 1] = remaining
@@ -135,16 +140,16 @@ for i = 1, n do
 end
 
 if allowed and op == 'c' then
-  for i = 1, n do save(KEYS[i], nexts[i], expiries[i]) end
+  for i = 1, n do save(KEYS[i], policies[i].next, policies[i].expiresAt) end
   return reply
 end
 
 -- Nothing is charged: a policy that would have allowed reports its state as it stands.
 for i = 1, n do
-  if oks[i] then
-    local _, _, remaining, resetMs, _, delayMs =
-      twinList[i].step(states[i], now, 0, limits[i], windows[i], bursts[i], leaseId)
-    local at = 2 + ${REPLY_FIELDS} * (i - 1)
+  local at = 2 + ${REPLY_FIELDS} * (i - 1)
+  if reply[at] == 1 then
+    local p = policies[i]
+    local _, _, remaining, resetMs, _, delayMs = p.twin.step(p.state, now, 0, p.limit, p.windowMs, p.burst, leaseId)
     reply[at + 1] = remaining
     reply[at + 2] = resetMs
     reply[at + 3] = 0

@@ -1,0 +1,40 @@
+import { runDemo } from './run.js';
+import { SCENARIOS } from './scenarios.js';
+
+describe('examples/demo (pnpm demo)', () => {
+  it('runs every algorithm on Express and Fastify and prints a table per algorithm', async () => {
+    let output = '';
+    const summary = await runDemo({
+      write: (text: string) => {
+        output += text;
+      },
+      scenarios: SCENARIOS,
+    });
+
+    for (const { algorithm } of SCENARIOS) expect(output).toContain(`\n${algorithm}  `);
+    expect(output).toContain('RateLimit-Policy: "5-per-1s";q=5;w=1');
+    expect(output).toContain('RateLimit-Policy: "2-per-10s";q=2;w=10');
+    expect(output).not.toContain('\x1b['); // no colours unless asked for
+    expect(summary.map((s) => s.algorithm)).toEqual(SCENARIOS.map((s) => s.algorithm));
+
+    const counts = (algorithm: string) => {
+      const found = summary.find((s) => s.algorithm === algorithm);
+      if (found === undefined) throw new Error(`no summary for ${algorithm}`);
+      return [found.express, found.fastify];
+    };
+    // Seven requests at a limit of 5, then one more after Retry-After, which is honest: it is allowed.
+    for (const algorithm of ['fixed-window', 'sliding-window', 'sliding-log']) {
+      for (const framework of counts(algorithm)) expect(framework).toMatchObject({ allowed: 6, denied: 2 });
+    }
+    // Buckets refill while the burst runs (one token per 200 ms): at least the capacity got in.
+    for (const algorithm of ['token-bucket', 'gcra']) {
+      for (const framework of counts(algorithm)) {
+        expect(framework.allowed).toBeGreaterThanOrEqual(6);
+        expect(framework.allowed + framework.denied).toBe(8);
+      }
+    }
+    for (const framework of counts('leaky-bucket'))
+      expect(framework).toMatchObject({ allowed: 5, denied: 2 });
+    for (const framework of counts('concurrency')) expect(framework).toMatchObject({ allowed: 3, denied: 2 });
+  });
+});

@@ -1,0 +1,74 @@
+import { connectRedis } from '@sluice-examples/shared/redis.js';
+import type { Redis } from 'ioredis';
+import { describeRedis, sharedRedis } from '../../test/support/redis.js';
+import {
+  ask,
+  closedPort,
+  listenExpress,
+  type Running,
+  startUp,
+  statuses,
+  uniquePrefix,
+} from '../shared/listen.js';
+import { createApp } from './app.js';
+
+describeRedis('examples/express-redis', () => {
+  let client: Redis;
+  let servers: Running[];
+  const given = process.env.REDIS_URL;
+  beforeAll(async () => {
+    // What `node server.js` reads.
+    process.env.REDIS_URL = await sharedRedis();
+    client = await connectRedis();
+  });
+  afterAll(() => {
+    client.disconnect();
+    if (given === undefined) delete process.env.REDIS_URL;
+    else process.env.REDIS_URL = given;
+  });
+  beforeEach(async () => {
+    // Two servers on one Redis, as two processes behind a load balancer would be.
+    const prefix = uniquePrefix('express-redis');
+    servers = [
+      await listenExpress(createApp({ client, prefix })),
+      await listenExpress(createApp({ client, prefix })),
+    ];
+  });
+  afterEach(async () => {
+    for (const server of servers) await server.close();
+  });
+
+  it('sends both policies in the RateLimit fields', async () => {
+    const answer = await ask(`${servers[0]!.url}/`);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('ratelimit-policy')).toBe('"burst";q=10;w=1, "hourly";q=1000;w=3600');
+    expect(answer.headers.get('ratelimit')).toMatch(/^"burst";r=9;t=1, "hourly";r=999;t=\d+$/);
+  });
+
+  it('two servers draw from one quota', async () => {
+    const started = Date.now();
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        ask(`${servers[i % 2]!.url}/`, { headers: { 'x-api-key': 'k-1' } }),
+      ),
+    );
+    const elapsedMs = Date.now() - started;
+    const allowed = statuses(answers).filter((s) => s === 200).length;
+    // A bucket of 10, refilled at one per 100 ms while the requests ran; separate counters would allow 20.
+    expect(allowed).toBeGreaterThanOrEqual(10);
+    expect(allowed).toBeLessThanOrEqual(10 + Math.ceil(elapsedMs / 100));
+    const denied = answers.filter((a) => a.status === 429);
+    expect(denied.length).toBeGreaterThan(0);
+    expect(denied[0]!.body.policy).toBe('burst');
+    // Another client has its own quota.
+    expect((await ask(`${servers[1]!.url}/`, { headers: { 'x-api-key': 'k-2' } })).status).toBe(200);
+  });
+
+  it('says how to start Redis when it cannot reach it, and exits 1', async () => {
+    const url = `redis://127.0.0.1:${await closedPort()}`;
+    const { status, stderr } = await startUp(__dirname, 'connectRedis', { REDIS_URL: url });
+    expect(status).toBe(1);
+    expect(stderr).toContain(`Cannot reach Redis at ${url}`);
+    expect(stderr).toContain('docker compose up -d redis');
+  });
+});

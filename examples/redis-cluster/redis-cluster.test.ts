@@ -1,0 +1,81 @@
+import { connectCluster } from '@sluice-examples/shared/redis.js';
+import type { Cluster } from 'ioredis';
+import { describeRedis, formatNodes, sharedCluster } from '../../test/support/redis.js';
+import {
+  ask,
+  askInTurn,
+  closedPort,
+  listenExpress,
+  type Running,
+  startUp,
+  statuses,
+  uniquePrefix,
+} from '../shared/listen.js';
+import { createApp } from './app.js';
+
+describeRedis('examples/redis-cluster', () => {
+  let client: Cluster;
+  let app: Running;
+  let prefix: string;
+  const given = process.env.REDIS_CLUSTER_NODES;
+  const as = (key: string, init: RequestInit = {}) => ({ ...init, headers: { 'x-api-key': key } });
+
+  /** The cluster slot of every key under this test's prefix, read from every master. */
+  async function slotsOf(limiter: string): Promise<Set<number>> {
+    const keys: string[] = [];
+    for (const node of client.nodes('master')) {
+      keys.push(...(await node.keys(`${prefix}:${limiter}:*`)));
+    }
+    expect(keys.length).toBeGreaterThan(0);
+    const slots = await Promise.all(keys.map((key) => client.cluster('KEYSLOT', key) as Promise<number>));
+    return new Set(slots);
+  }
+
+  beforeAll(async () => {
+    // What `node server.js` reads.
+    process.env.REDIS_CLUSTER_NODES = formatNodes(await sharedCluster());
+    client = await connectCluster();
+  });
+  afterAll(() => {
+    client.disconnect();
+    if (given === undefined) delete process.env.REDIS_CLUSTER_NODES;
+    else process.env.REDIS_CLUSTER_NODES = given;
+  });
+  beforeEach(async () => {
+    prefix = uniquePrefix('redis-cluster');
+    app = await listenExpress(createApp({ client, prefix }));
+  });
+  afterEach(() => app.close());
+
+  it('limits each client on /api, with clients spread over slots', async () => {
+    const answers = await askInTurn(21, `${app.url}/api/things`, as('client-0'));
+    expect(
+      statuses(answers)
+        .slice(0, 20)
+        .every((s) => s === 200),
+    ).toBe(true);
+    expect(answers[20]!.status).toBe(429);
+    for (let i = 1; i < 12; i++)
+      expect((await ask(`${app.url}/api/things`, as(`client-${i}`))).status).toBe(200);
+    // Twelve clients, twelve hash tags: their keys are not all in one slot.
+    expect((await slotsOf('api')).size).toBeGreaterThan(1);
+  });
+
+  it('decides a per-client and a site-wide policy together, the limiter pinned to one slot', async () => {
+    const mine = await askInTurn(4, `${app.url}/checkout`, as('buyer-1', { method: 'POST' }));
+    expect(statuses(mine)).toEqual([200, 200, 200, 429]);
+    expect(mine[3]!.body.policy).toBe('per-client');
+    expect(mine[0]!.headers.get('ratelimit-policy')).toBe('"per-client";q=3;w=60, "site-wide";q=50;w=1');
+    for (let i = 2; i < 6; i++) await ask(`${app.url}/checkout`, as(`buyer-${i}`, { method: 'POST' }));
+    // A global policy puts every key of its limiter under the limiter's hash tag: one slot.
+    expect((await slotsOf('checkout')).size).toBe(1);
+  });
+
+  it('says how to start the cluster when it cannot reach it, and exits 1', async () => {
+    const nodes = `127.0.0.1:${await closedPort()}`;
+    const { status, stderr } = await startUp(__dirname, 'connectCluster', { REDIS_CLUSTER_NODES: nodes });
+    expect(status).toBe(1);
+    expect(stderr).toContain(`Cannot reach a Redis Cluster at ${nodes}`);
+    expect(stderr).toContain('docker compose --profile cluster up -d');
+  });
+});

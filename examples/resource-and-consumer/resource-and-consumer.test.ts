@@ -1,0 +1,35 @@
+import { askInTurn, listenFastify, type Running, statuses } from '../shared/listen.js';
+import { buildApp } from './app.js';
+
+describe('examples/resource-and-consumer', () => {
+  let app: Running;
+  const reports = (consumer: string, times: number) =>
+    askInTurn(times, `${app.url}/reports`, { method: 'POST', headers: { 'x-api-key': consumer } });
+  beforeEach(async () => {
+    app = await listenFastify(await buildApp());
+  });
+  afterEach(() => app.close());
+
+  it('each consumer gets 3 a minute, all together 5, decided all-or-nothing', async () => {
+    const a = await reports('consumer-a', 4);
+    expect(statuses(a)).toEqual([200, 200, 200, 429]);
+    expect(a[3]!.body.policy).toBe('per-consumer');
+    expect(a[0]!.headers.get('ratelimit-policy')).toBe('"per-consumer";q=3;w=60, "all-consumers";q=5;w=60');
+
+    // a's refused fourth call spent nothing of the shared limit: b gets exactly the 2 left.
+    const b = await reports('consumer-b', 3);
+    expect(statuses(b)).toEqual([200, 200, 429]);
+    expect(b[2]!.body.policy).toBe('all-consumers');
+
+    // The shared limit is spent for everyone, even a consumer that made no call yet.
+    const c = await reports('consumer-c', 1);
+    expect(statuses(c)).toEqual([429]);
+    expect(c[0]!.body.policy).toBe('all-consumers');
+  });
+
+  it('routes without config.rateLimit are not limited (global: false)', async () => {
+    const answers = await askInTurn(10, `${app.url}/`);
+    expect(statuses(answers).every((s) => s === 200)).toBe(true);
+    expect(answers[0]!.headers.has('ratelimit')).toBe(false);
+  });
+});

@@ -1,0 +1,260 @@
+import {
+  createLimiter,
+  type Policy,
+  type RedisScriptClient,
+  RedisStore,
+  SluiceConfigError,
+} from '@sluice/core';
+import type Redis from 'ioredis';
+import {
+  describeRedis,
+  type RedisProcess,
+  sharedCluster,
+  sharedRedis,
+  startRedis,
+} from '../../../../test/support/redis.js';
+import { algorithmNames } from '../../src/algorithms/index.js';
+import { closeClients, clusterClient, standaloneClient, uniquePrefix } from './clients.js';
+
+const everyAlgorithm: Policy[] = algorithmNames.map((algorithm) => ({
+  name: algorithm,
+  limit: 5,
+  window: '1m',
+  algorithm,
+}));
+
+function codeOf(error: unknown): string | undefined {
+  return error instanceof SluiceConfigError ? error.code : undefined;
+}
+
+describe('RedisStore options', () => {
+  const client: RedisScriptClient = { evalsha: async () => [], eval: async () => [] };
+
+  test('takes a client with evalsha and eval, and an optional clock', () => {
+    const store = new RedisStore({ client, clock: () => 5 });
+    expect(store.local).toBe(false);
+    expect(store.clock?.()).toBe(5);
+    expect(new RedisStore({ client }).clock).toBeUndefined();
+  });
+
+  test.each([
+    ['no options', undefined, 'ERR_SLUICE_INVALID_OPTION'],
+    ['no client', {}, 'ERR_SLUICE_INVALID_STORE'],
+    ['a client without eval', { client: { evalsha: () => 0 } }, 'ERR_SLUICE_INVALID_STORE'],
+    ['a URL for a client', { client: 'redis://localhost' }, 'ERR_SLUICE_INVALID_STORE'],
+    ['a clock that is not a function', { client, clock: 5 }, 'ERR_SLUICE_INVALID_OPTION'],
+    ['an unknown option', { client, prefix: 'x' }, 'ERR_SLUICE_UNKNOWN_OPTION'],
+  ] as Array<[string, unknown, string]>)('rejects %s', (_label, options, code) => {
+    let thrown: unknown;
+    try {
+      new RedisStore(options as never);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(codeOf(thrown)).toBe(code);
+  });
+
+  test('names the option in its message', () => {
+    expect(() => new RedisStore({ client, clokc: Date.now } as never)).toThrow(/RedisStore\.clokc/);
+  });
+});
+
+describeRedis('RedisStore on a server of its own', () => {
+  let server: RedisProcess;
+  let client: Redis;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    client = standaloneClient(server.url);
+  });
+
+  afterAll(async () => {
+    await closeClients();
+    await server.stop();
+  });
+
+  test('one command per consume, peek, refund, release and reset, whatever the number of policies', async () => {
+    const limiter = createLimiter({
+      policies: [
+        { limit: 10, window: '1m', algorithm: 'sliding-window' },
+        { limit: 5, window: '1s', algorithm: 'token-bucket' },
+        { limit: 3, window: '1m', algorithm: 'concurrency' },
+        { limit: 100, window: '1h', algorithm: 'sliding-log', scope: 'global' },
+      ],
+      prefix: uniquePrefix('trips'),
+      store: new RedisStore({ client }),
+    });
+    await limiter.consume('warm-up'); // loads the script (EVALSHA, then EVAL)
+    const monitor = await standaloneClient(server.url).monitor();
+    const sent: string[][] = [];
+    const fromLua: string[] = [];
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source === 'lua') fromLua.push(args[0]!.toUpperCase());
+      else sent.push(args);
+    });
+    // MONITOR shows commands from its start: a PING marks where ours begin and end.
+    await client.ping('start');
+    const decision = await limiter.consume('u1');
+    await limiter.peek('u1');
+    await decision.release!();
+    await decision.refund!();
+    await limiter.reset('u1');
+    await client.ping('end');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    monitor.disconnect();
+    const ours = sent.slice(
+      sent.findIndex((a) => a[1] === 'start') + 1,
+      sent.findIndex((a) => a[1] === 'end'),
+    );
+    expect(ours.map((a) => a[0]!.toUpperCase())).toEqual([
+      'EVALSHA',
+      'EVALSHA',
+      'EVALSHA',
+      'EVALSHA',
+      'EVALSHA',
+    ]);
+    // Four policies were read and written inside the one script.
+    expect(fromLua.filter((c) => c === 'GET').length).toBeGreaterThanOrEqual(4);
+  });
+
+  test('decides by Redis TIME without a clock', async () => {
+    const limiter = createLimiter({
+      limit: 2,
+      window: '1m',
+      prefix: uniquePrefix('time'),
+      store: new RedisStore({ client }),
+    });
+    const [seconds, micros] = await client.time();
+    const redisNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const decision = await limiter.consume('u');
+    // sliding-window resets at the end of the aligned minute, by Redis's clock.
+    const end = Math.ceil((redisNow + 1) / 60_000) * 60_000;
+    expect(Math.abs(redisNow + decision.resetMs - end)).toBeLessThan(1000);
+  });
+
+  test('memory per subject: one sliding-window policy, 10,000 subjects (measured, reported)', async () => {
+    await client.flushall();
+    const limiter = createLimiter({
+      limit: 100,
+      window: '1m',
+      store: new RedisStore({ client }),
+    });
+    await limiter.consume('warm-up');
+    const before = await usedMemory(client);
+    for (let i = 0; i < 10_000; i += 500) {
+      await Promise.all(Array.from({ length: 500 }, (_, j) => limiter.consume(`user-${i + j}`)));
+    }
+    const perSubject = ((await usedMemory(client)) - before) / 10_000;
+    console.info(
+      `Redis memory per subject (sliding-window, keys like sluice:default:100-per-1m:sw:{user-1234}): ${perSubject.toFixed(1)} bytes`,
+    );
+    expect(await client.dbsize()).toBe(10_001);
+    // Not a speed or size target (the benchmark reports those): a bound that catches a state or key
+    // that has grown out of proportion.
+    expect(perSubject).toBeLessThan(250);
+  });
+});
+
+async function usedMemory(client: Redis): Promise<number> {
+  const info = await client.info('memory');
+  return Number(/used_memory:(\d+)/.exec(info)![1]);
+}
+
+describeRedis('RedisStore keys', () => {
+  let standalone: Redis;
+
+  beforeAll(async () => {
+    standalone = standaloneClient(await sharedRedis());
+  });
+
+  afterAll(closeClients);
+
+  test('every key of every algorithm has a TTL no longer than its state matters', async () => {
+    const prefix = uniquePrefix('ttl');
+    const limiter = createLimiter({
+      policies: everyAlgorithm,
+      prefix,
+      store: new RedisStore({ client: standalone }),
+    });
+    await limiter.consume('u', { cost: 2 });
+    const keys = await standalone.keys(`${prefix}:*`);
+    expect(keys).toHaveLength(everyAlgorithm.length);
+    for (const key of keys) {
+      const ttl = await standalone.pttl(key);
+      expect(ttl).toBeGreaterThan(0);
+      // A minute's window: a state never matters for more than two windows.
+      expect(ttl).toBeLessThanOrEqual(120_000);
+    }
+  });
+
+  test('a state that means nothing any more is deleted, not kept', async () => {
+    const prefix = uniquePrefix('gone');
+    const limiter = createLimiter({
+      limit: 2,
+      window: '1m',
+      algorithm: 'concurrency',
+      prefix,
+      store: new RedisStore({ client: standalone }),
+    });
+    const decision = await limiter.consume('u');
+    expect(await standalone.keys(`${prefix}:*`)).toHaveLength(1);
+    await decision.release!();
+    expect(await standalone.keys(`${prefix}:*`)).toEqual([]);
+  });
+
+  test('reset forgets the subject under subject-scoped policies only', async () => {
+    const prefix = uniquePrefix('reset');
+    const limiter = createLimiter({
+      policies: [
+        { name: 'own', limit: 3, window: '1m' },
+        { name: 'all', limit: 10, window: '1m', scope: 'global' },
+      ],
+      prefix,
+      store: new RedisStore({ client: standalone }),
+    });
+    await limiter.consume('u', { cost: 3 });
+    expect((await limiter.peek('u')).allowed).toBe(false);
+    await limiter.reset('u');
+    const after = await limiter.peek('u');
+    expect(after.allowed).toBe(true);
+    expect(after.policies.map((p) => p.remaining)).toEqual([3, 7]);
+  });
+});
+
+describeRedis('RedisStore survives SCRIPT FLUSH mid-run', () => {
+  afterAll(closeClients);
+
+  test.each(['standalone', 'cluster'])('%s: no call fails, and the limit holds', async (backend) => {
+    const client =
+      backend === 'standalone'
+        ? standaloneClient(await sharedRedis(), { autoPipelining: true })
+        : clusterClient(await sharedCluster(), { autoPipelining: true });
+    const flushers =
+      backend === 'standalone'
+        ? [client as Redis]
+        : (await sharedCluster()).map((node) => standaloneClient(`redis://${node.host}:${node.port}`));
+    const limiter = createLimiter({
+      limit: 250,
+      window: '1h',
+      algorithm: 'sliding-log',
+      prefix: uniquePrefix('flush'),
+      store: new RedisStore({ client }),
+      onStoreError: 'deny',
+      storeTimeout: '30s',
+    });
+    const decisions = [];
+    for (let round = 0; round < 5; round++) {
+      const batch = Array.from({ length: 100 }, (_, i) => limiter.consume(`s${i % 2}`));
+      // Flush while the batch is in flight: some EVALSHA find no script.
+      await Promise.all(flushers.map((f) => f.script('FLUSH')));
+      decisions.push(...(await Promise.all(batch)));
+    }
+    expect(decisions.filter((d) => d.degraded)).toEqual([]);
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(500);
+    const more = await Promise.all([limiter.consume('s0'), limiter.consume('s1')]);
+    expect(more.map((d) => [d.allowed, d.degraded])).toEqual([
+      [false, undefined],
+      [false, undefined],
+    ]);
+  });
+});

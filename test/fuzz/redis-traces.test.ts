@@ -1,0 +1,64 @@
+import { RedisStore } from '@sluice/core';
+import fc from 'fast-check';
+import type { Cluster, Redis } from 'ioredis';
+import {
+  closeClients,
+  clusterClient,
+  standaloneClient,
+  uniquePrefix,
+} from '../../packages/core/test/redis/clients.js';
+import { describeRedis, sharedCluster, sharedRedis } from '../support/redis.js';
+import { ALGORITHMS, neverOverTheLimit, onePolicy, type Placement, severalPolicies } from './traces.js';
+
+/** Each step is a round trip: fewer runs than on the memory store, the same property. */
+const RUNS = 40;
+
+/** A fresh prefix per run on a shared server; a generous timeout so no decision falls back to memory. */
+const on =
+  (client: () => Redis | Cluster): Placement =>
+  (clock) => ({
+    store: new RedisStore({ client: client(), clock }),
+    prefix: uniquePrefix('fuzz'),
+    storeTimeout: '10s',
+  });
+
+describeRedis('random traces on Redis never go over the limit', () => {
+  let standalone: Redis;
+  let cluster: Cluster;
+
+  beforeAll(async () => {
+    standalone = standaloneClient(await sharedRedis());
+    cluster = clusterClient(await sharedCluster());
+  });
+  afterAll(closeClients);
+
+  it.each(ALGORITHMS)('%s, standalone', async (algorithm) => {
+    await fc.assert(
+      neverOverTheLimit(
+        onePolicy(algorithm),
+        on(() => standalone),
+      ),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('several policies decided together, standalone', async () => {
+    await fc.assert(
+      neverOverTheLimit(
+        severalPolicies,
+        on(() => standalone),
+      ),
+      { numRuns: RUNS * 2 },
+    );
+  });
+
+  it('several policies decided together, cluster', async () => {
+    await fc.assert(
+      neverOverTheLimit(
+        severalPolicies,
+        on(() => cluster),
+      ),
+      { numRuns: RUNS * 2 },
+    );
+  });
+});
