@@ -93,7 +93,7 @@ export async function runDemo({ write, color = false, scenarios }) {
         if (headerShown) return;
         headerShown = true;
         write(c.dim(`  RateLimit-Policy: ${pair[0].policy}\n`));
-        write(c.dim(`  ${''.padEnd(17)}│ ${'Express'.padEnd(38)}  │ Fastify\n`));
+        write(c.dim(`  ${''.padEnd(16)}│ ${'Express'.padEnd(38)}  │ Fastify\n`));
         write(c.dim(`  ${'req'.padEnd(6)} ${'sent'.padEnd(9)}│ ${columns}  │ ${columns}\n`));
       };
 

@@ -92,7 +92,7 @@ const anyValue = fc.oneof(
   fc.constantFrom('cookie', 'IP', '', 'draft-8', 0, -1, 129, 1.5, 99, 600, true, [], [undefined], {}),
   fc.constant({ header: 'x-api-key', extra: 1 }),
   fc.constant({ after: 0, for: '1m' }),
-  fc.sparseArray(fc.constantFrom('ip', 'token'), { minLength: 1, maxLength: 3 }),
+  fc.sparseArray(fc.constantFrom('ip', 'token'), { minNumElements: 1, maxLength: 3 }),
   fc.string({ maxLength: 8 }),
   junk,
 );

@@ -11,8 +11,12 @@ const KNOWN: Record<string, string> = {
   tok_known_token_0001: 'account-1',
 };
 const verify = (credential: string) => KNOWN[credential] ?? null;
-const randomKey = () => ({ 'x-api-key': `sk_live_${randomBytes(12).toString('hex')}` });
-const randomToken = () => ({ authorization: `Bearer ${randomBytes(16).toString('base64url')}` });
+const randomKey = (): Record<string, string> => ({
+  'x-api-key': `sk_live_${randomBytes(12).toString('hex')}`,
+});
+const randomToken = (): Record<string, string> => ({
+  authorization: `Bearer ${randomBytes(16).toString('base64url')}`,
+});
 const many = (n: number, make: () => Record<string, string>) => Array.from({ length: n }, make);
 
 describe.each(FRAMEWORKS)('credential rotation on $name', (framework) => {
@@ -47,7 +51,7 @@ describe.each(FRAMEWORKS)('credential rotation on $name', (framework) => {
 
   it('malformed credentials count as absent, not as a fresh subject each', async () => {
     server = await framework.serve([{ limit: 2, window: '1m', subject: ['token', 'api-key', 'ip'], verify }]);
-    const junk = [
+    const junk: Array<Record<string, string>> = [
       { authorization: `Basic ${randomBytes(9).toString('base64')}` },
       { authorization: 'Bearer' },
       { authorization: `Bearer ${randomBytes(6).toString('hex')} extra` },

@@ -28,7 +28,8 @@ interface Secret {
 function secret(kind: 'api-key' | 'token', shape: (core: string) => string): Secret {
   const core = randomBytes(12).toString('hex');
   const raw = shape(core);
-  const headers = kind === 'api-key' ? { 'x-api-key': raw } : { authorization: `Bearer ${raw}` };
+  const headers: Record<string, string> =
+    kind === 'api-key' ? { 'x-api-key': raw } : { authorization: `Bearer ${raw}` };
   return { headers, forms: [raw, core, encodeSubject(raw), encodeURIComponent(raw)] };
 }
 

@@ -13,8 +13,8 @@ import { frameworks } from '../../packages/fastify/test/frameworks.js';
  * the last limiter.
  */
 export type Options = Record<string, unknown>;
-/** Express `trust proxy` / Fastify `trustProxy`: false, true, a hop count, or addresses and ranges. */
-export type Trust = boolean | number | string[];
+/** Express `trust proxy` / Fastify `trustProxy`: false, true, or the trusted addresses and ranges. */
+export type Trust = boolean | string[];
 
 export interface Answer {
   status: number;

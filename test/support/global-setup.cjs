@@ -8,7 +8,7 @@ const { ENV_CLUSTER, ENV_URL, formatNodes, redisMissing, startCluster, startRedi
 function mayUseRedis(globalConfig) {
   const patterns = globalConfig.testPathPatterns?.patterns ?? [];
   if (patterns.length === 0) return true;
-  return patterns.some((p) => /redis|cluster|chaos|fault|failure|store/i.test(p));
+  return patterns.some((p) => /redis|cluster|chaos|fault|failure|store|security/i.test(p));
 }
 
 module.exports = async (globalConfig) => {

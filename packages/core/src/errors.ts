@@ -40,10 +40,18 @@ export class SluiceConfigError extends Error {
   }
 }
 
+/**
+ * A string that may be a credential: 16 or more characters with no space, letters and digits mixed
+ * (an API key or token given where its header name or a subject source belongs). Config words, units
+ * and header names ('15 minutes', 'x-api-key', 'token-bucket') do not look like this.
+ */
+const CREDENTIAL_LIKE = /^(?=.*\d)(?=.*[A-Za-z])\S{16,}$/;
+
 /** Shows a user-given value in an error message without dumping huge or secret-looking strings. */
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') {
-    return value.length > 40 ? `a string of ${value.length} characters` : JSON.stringify(value);
+    const hidden = value.length > 40 || CREDENTIAL_LIKE.test(value);
+    return hidden ? `a string of ${value.length} characters` : JSON.stringify(value);
   }
   if (typeof value === 'function') return 'a function';
   if (Array.isArray(value)) return `an array of ${value.length}`;

@@ -7,9 +7,21 @@ import {
   PROBLEM_CONTENT_TYPE,
   type RequestReader,
 } from '@sluice/core';
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyPluginCallback,
+  FastifyReply,
+  FastifyRequest,
+  RouteOptions,
+} from 'fastify';
 import fp from 'fastify-plugin';
-import { inRoute, mergeRouteOptions, parseHook, readRouteConfig, splitPluginOptions } from './route-config.js';
+import {
+  inRoute,
+  mergeRouteOptions,
+  parseHook,
+  readRouteConfig,
+  splitPluginOptions,
+} from './route-config.js';
 import type { RouteRateLimitOptions, SluiceFastifyOptions, SluiceHook } from './types.js';
 
 type Done = (error?: Error) => void;
@@ -69,10 +81,12 @@ function block(outcome: Outcome, request: FastifyRequest, reply: FastifyReply, d
 function apply(outcome: Outcome, request: FastifyRequest, reply: FastifyReply, done: Done): void {
   if (outcome.decision !== undefined) request.rateLimit = outcome.decision;
   reply.headers(outcome.headers);
-  if (!outcome.pass) return block(outcome, request, reply, done);
-  if (outcome.finish !== undefined) afterResponse(reply.raw, outcome.finish);
-  if (outcome.delayMs > 0) hold(reply.raw, outcome.delayMs, done);
-  else done();
+  if (!outcome.pass) block(outcome, request, reply, done);
+  else {
+    if (outcome.finish !== undefined) afterResponse(reply.raw, outcome.finish);
+    if (outcome.delayMs > 0) hold(reply.raw, outcome.delayMs, done);
+    else done();
+  }
 }
 
 /** The hook function of one limit: a plain value from a local store answers without a promise. */
@@ -130,7 +144,10 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
       return;
     }
     let byName = own.get(config);
-    if (byName === undefined) own.set(config, (byName = new Map()));
+    if (byName === undefined) {
+      byName = new Map();
+      own.set(config, byName);
+    }
     let limit = byName.get(name) ?? (route.method === 'HEAD' ? byName.get(`GET ${route.url}`) : undefined);
     if (limit === undefined) {
       try {
@@ -144,5 +161,10 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
   });
 }
 
+// Typed with the options alone: fastify-plugin's inferred type names generics that early Fastify 4
+// types lack, and the published declarations must hold for the whole peer range (test/consumers).
 /** The Sluice rate-limiting plugin: global limits, `config.rateLimit` per route, `request.rateLimit`. */
-export const sluice = fp<SluiceFastifyOptions>(plugin, { name: '@sluice/fastify', fastify: '4.x || 5.x' });
+export const sluice: FastifyPluginCallback<SluiceFastifyOptions> = fp<SluiceFastifyOptions>(plugin, {
+  name: '@sluice/fastify',
+  fastify: '4.x || 5.x',
+});

@@ -35,7 +35,9 @@ export function mergeRouteOptions(
 ): RouteRateLimitOptions {
   const merged: Record<string, unknown> = {};
   const routeHasShorthand = SHORTHAND_KEYS.some((key) => isSet(route, key));
-  const routeBuildsLimiter = Object.keys(route).some((key) => LIMITER_BUILDING_KEYS.has(key) && isSet(route, key));
+  const routeBuildsLimiter = Object.keys(route).some(
+    (key) => LIMITER_BUILDING_KEYS.has(key) && isSet(route, key),
+  );
   const otherAlgorithm =
     route.algorithm !== undefined && route.algorithm !== (defaults.algorithm ?? 'sliding-window');
   for (const [key, value] of Object.entries(defaults)) {
@@ -74,7 +76,11 @@ export function splitPluginOptions(options: SluiceFastifyOptions): {
   }
   const { global = true, ...defaults } = options;
   if (typeof global !== 'boolean') {
-    throw new SluiceConfigError(ErrorCodes.INVALID_OPTION, 'global', `expected a boolean; got ${typeof global}`);
+    throw new SluiceConfigError(
+      ErrorCodes.INVALID_OPTION,
+      'global',
+      `expected a boolean; got ${typeof global}`,
+    );
   }
   parseHook(defaults.hook, 'hook');
   return { global, defaults };

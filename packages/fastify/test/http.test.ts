@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { MemoryStore } from '@sluice/core';
 import sluice from '@sluice/fastify';
 import type { FastifyInstance } from 'fastify';
-import { alignedClock, frameworks, type MakeApp, recording } from './frameworks.js';
+import { alignedClock, frameworks, type MakeApp, recording } from './support.js';
 
 /** Answers of a real HTTP request (no keep-alive, so closing the app never waits on a socket). */
 function send(
@@ -12,17 +12,19 @@ function send(
   headers: Record<string, string> = {},
 ): { done: Promise<{ status: number; headers: Record<string, unknown>; body: string }>; abort: () => void } {
   const req = httpRequest({ host: '127.0.0.1', port, path, headers, agent: false });
-  const done = new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
-    req.on('response', (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        body += chunk;
+  const done = new Promise<{ status: number; headers: Record<string, unknown>; body: string }>(
+    (resolve, reject) => {
+      req.on('response', (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
       });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
-    req.on('error', reject);
-  });
+      req.on('error', reject);
+    },
+  );
   req.end();
   return { done, abort: () => req.destroy() };
 }
@@ -42,7 +44,10 @@ describe.each(frameworks)('%s over real HTTP on 127.0.0.1', (_, makeApp: MakeApp
     await app.close();
   });
 
-  async function listen(setup: (app: FastifyInstance) => Promise<void> | void, trustProxy = false): Promise<number> {
+  async function listen(
+    setup: (app: FastifyInstance) => Promise<void> | void,
+    trustProxy = false,
+  ): Promise<number> {
     app = makeApp({ trustProxy });
     await setup(app);
     await app.listen({ host: '127.0.0.1', port: 0 });
@@ -51,7 +56,12 @@ describe.each(frameworks)('%s over real HTTP on 127.0.0.1', (_, makeApp: MakeApp
 
   test('429 with Retry-After, RateLimit fields and a problem+json body', async () => {
     const port = await listen(async (a) => {
-      await a.register(sluice, { limit: 1, window: '1m', algorithm: 'fixed-window', store: new MemoryStore({ clock: () => 1_699_920_000_000 }) });
+      await a.register(sluice, {
+        limit: 1,
+        window: '1m',
+        algorithm: 'fixed-window',
+        store: new MemoryStore({ clock: () => 1_699_920_000_000 }),
+      });
       a.get('/', async () => 'ok');
     });
     const first = await send(port, '/').done;
@@ -64,15 +74,18 @@ describe.each(frameworks)('%s over real HTTP on 127.0.0.1', (_, makeApp: MakeApp
     expect(JSON.parse(denied.body)).toMatchObject({ status: 429, policy: '1-per-1m', retryAfter: 60 });
   });
 
-  test.each([false, true])('trustProxy %s decides whether X-Forwarded-For is the client', async (trustProxy) => {
-    const port = await listen(async (a) => {
-      await a.register(sluice, { limit: 1, window: '1m' });
-      a.get('/', async () => 'ok');
-    }, trustProxy);
-    const first = await send(port, '/', { 'x-forwarded-for': '1.1.1.1' }).done;
-    const second = await send(port, '/', { 'x-forwarded-for': '2.2.2.2' }).done;
-    expect([first.status, second.status]).toEqual(trustProxy ? [200, 200] : [200, 429]);
-  });
+  test.each([false, true])(
+    'trustProxy %s decides whether X-Forwarded-For is the client',
+    async (trustProxy) => {
+      const port = await listen(async (a) => {
+        await a.register(sluice, { limit: 1, window: '1m' });
+        a.get('/', async () => 'ok');
+      }, trustProxy);
+      const first = await send(port, '/', { 'x-forwarded-for': '1.1.1.1' }).done;
+      const second = await send(port, '/', { 'x-forwarded-for': '2.2.2.2' }).done;
+      expect([first.status, second.status]).toEqual(trustProxy ? [200, 200] : [200, 429]);
+    },
+  );
 
   test('leaky bucket with delay holds a request for its slot; without delay it does not', async () => {
     const reached: number[] = [];

@@ -1,7 +1,7 @@
 import { type Decision, MemoryStore, SluiceConfigError, type Store } from '@sluice/core';
 import sluice, { type SluiceFastifyOptions } from '@sluice/fastify';
 import type { FastifyInstance, FastifyServerOptions, InjectOptions } from 'fastify';
-import { alignedClock, frameworks, type MakeApp, recording } from './frameworks.js';
+import { alignedClock, frameworks, type MakeApp, recording } from './support.js';
 
 describe.each(frameworks)('%s: every HTTP option', (_, makeApp: MakeApp) => {
   const apps: FastifyInstance[] = [];
@@ -32,7 +32,12 @@ describe.each(frameworks)('%s: every HTTP option', (_, makeApp: MakeApp) => {
       const app = await limited({ limit: 2, window: '1m', algorithm: 'fixed-window' });
       const first = await get(app);
       expect(first.statusCode).toBe(200);
-      expect(first.json().decision).toMatchObject({ allowed: true, limit: 2, remaining: 1, policy: '2-per-1m' });
+      expect(first.json().decision).toMatchObject({
+        allowed: true,
+        limit: 2,
+        remaining: 1,
+        policy: '2-per-1m',
+      });
       expect((await get(app)).statusCode).toBe(200);
       const denied = await get(app);
       expect(denied.statusCode).toBe(429);
@@ -158,9 +163,9 @@ describe.each(frameworks)('%s: every HTTP option', (_, makeApp: MakeApp) => {
 
     test('::ffff:1.2.3.4 and 1.2.3.4 share a limit', async () => {
       const app = await limited({ limit: 1, window: '1m' });
-      expect(await statuses(app, [{ remoteAddress: '::ffff:1.2.3.4' }, { remoteAddress: '1.2.3.4' }])).toEqual([
-        200, 429,
-      ]);
+      expect(
+        await statuses(app, [{ remoteAddress: '::ffff:1.2.3.4' }, { remoteAddress: '1.2.3.4' }]),
+      ).toEqual([200, 429]);
     });
 
     test("'api-key' from the x-api-key header, and from a query parameter", async () => {
@@ -236,7 +241,13 @@ describe.each(frameworks)('%s: every HTTP option', (_, makeApp: MakeApp) => {
 
     test('a malformed Authorization header counts as no token: the IP limit applies', async () => {
       const app = await limited({ limit: 1, window: '1m', subject: 'token' });
-      const bad = ['Bearer', 'Basic Zm9vOmJhcg==', 'Bearer a b c', 'Bearer ###', `Bearer ${'%'.repeat(8192)}`];
+      const bad = [
+        'Bearer',
+        'Basic Zm9vOmJhcg==',
+        'Bearer a b c',
+        'Bearer ###',
+        `Bearer ${'%'.repeat(8192)}`,
+      ];
       const answers = await statuses(
         app,
         bad.map((authorization) => ({ headers: { authorization } })),
@@ -270,7 +281,11 @@ describe.each(frameworks)('%s: every HTTP option', (_, makeApp: MakeApp) => {
     });
 
     test('skip: not limited, not counted, no headers, no request.rateLimit', async () => {
-      const app = await limited({ limit: 1, window: '1m', skip: (request) => request.headers['x-skip'] === '1' });
+      const app = await limited({
+        limit: 1,
+        window: '1m',
+        skip: (request) => request.headers['x-skip'] === '1',
+      });
       const skipped = await get(app, { headers: { 'x-skip': '1' } });
       expect(skipped.statusCode).toBe(200);
       expect(skipped.headers.ratelimit).toBeUndefined();
@@ -293,7 +308,12 @@ describe.each(frameworks)('%s: every HTTP option', (_, makeApp: MakeApp) => {
     });
 
     test('denyList: 403 problem+json, matched against the IP and the raw key', async () => {
-      const app = await limited({ limit: 5, window: '1m', subject: 'api-key', denyList: ['stolen-key', '192.0.2.9'] });
+      const app = await limited({
+        limit: 5,
+        window: '1m',
+        subject: 'api-key',
+        denyList: ['stolen-key', '192.0.2.9'],
+      });
       const byKey = await get(app, { headers: { 'x-api-key': 'stolen-key' } });
       expect(byKey.statusCode).toBe(403);
       expect(byKey.headers['retry-after']).toBeUndefined();
@@ -328,7 +348,9 @@ describe.each(frameworks)('%s: every HTTP option', (_, makeApp: MakeApp) => {
         shadow: true,
         onDecision: (_request, decision) => decisions.push(decision.allowed),
       });
-      const answers = await Promise.all([get(app), get(app), get(app)].map(async (r) => (await r).statusCode));
+      const answers = await Promise.all(
+        [get(app), get(app), get(app)].map(async (r) => (await r).statusCode),
+      );
       expect(answers).toEqual([200, 200, 200]);
       expect(decisions.sort()).toEqual([false, false, true]);
     });
@@ -358,7 +380,8 @@ describe.each(frameworks)('%s: every HTTP option', (_, makeApp: MakeApp) => {
         reply.code(Number((request.params as { code: string }).code));
         return 'done';
       });
-      return (code: number) => app.inject({ method: 'GET', url: `/status/${code}` }).then((r) => r.statusCode);
+      return (code: number) =>
+        app.inject({ method: 'GET', url: `/status/${code}` }).then((r) => r.statusCode);
     }
 
     test('skipFailedRequests: responses >= 400 give their charge back', async () => {
@@ -375,19 +398,26 @@ describe.each(frameworks)('%s: every HTTP option', (_, makeApp: MakeApp) => {
   });
 
   describe('errors of user callbacks', () => {
+    const broke = (what: string) => () => {
+      throw new Error(`${what} broke`);
+    };
+    const brokeAsync = (what: string) => async () => broke(what)();
     test.each([
-      ['subject', { subject: () => { throw new Error('subject broke'); } }],
-      ['subject (async)', { subject: async () => { throw new Error('subject broke'); } }],
-      ['verify', { subject: 'api-key', verify: () => { throw new Error('verify broke'); } }],
-      ['cost', { cost: () => { throw new Error('cost broke'); } }],
-      ['skip (async)', { skip: async () => { throw new Error('skip broke'); } }],
-    ] as [string, SluiceFastifyOptions][])('%s: Fastify error handling answers, the app lives on', async (_n, extra) => {
-      const app = await limited({ limit: 5, window: '1m', ...extra });
-      const answer = await get(app, { headers: { 'x-api-key': 'k' } });
-      expect(answer.statusCode).toBe(500);
-      expect(answer.json().message).toMatch(/broke/);
-      expect((await get(app, { headers: { 'x-api-key': 'k' } })).statusCode).toBe(500);
-    });
+      ['subject', { subject: broke('subject') }],
+      ['subject (async)', { subject: brokeAsync('subject') }],
+      ['verify', { subject: 'api-key', verify: broke('verify') }],
+      ['cost', { cost: broke('cost') }],
+      ['skip (async)', { skip: brokeAsync('skip') }],
+    ] as [string, SluiceFastifyOptions][])(
+      '%s: Fastify error handling answers, the app lives on',
+      async (_n, extra) => {
+        const app = await limited({ limit: 5, window: '1m', ...extra });
+        const answer = await get(app, { headers: { 'x-api-key': 'k' } });
+        expect(answer.statusCode).toBe(500);
+        expect(answer.json().message).toMatch(/broke/);
+        expect((await get(app, { headers: { 'x-api-key': 'k' } })).statusCode).toBe(500);
+      },
+    );
   });
 
   describe('hook', () => {
@@ -428,8 +458,16 @@ describe.each(frameworks)('%s: every HTTP option', (_, makeApp: MakeApp) => {
       ['a bad hook', { limit: 1, window: '1m', hook: 'onSend' }, 'ERR_SLUICE_INVALID_OPTION'],
       ['a bad global', { limit: 1, window: '1m', global: 'yes' }, 'ERR_SLUICE_INVALID_OPTION'],
       ['no policy', {}, 'ERR_SLUICE_NO_POLICY'],
-      ['global: false with a bad header mode', { global: false, headers: 'draft-99' }, 'ERR_SLUICE_INVALID_OPTION'],
-      ['global: false with an unknown option', { global: false, limit: 1, windowMs: 5 }, 'ERR_SLUICE_UNKNOWN_OPTION'],
+      [
+        'global: false with a bad header mode',
+        { global: false, headers: 'draft-99' },
+        'ERR_SLUICE_INVALID_OPTION',
+      ],
+      [
+        'global: false with an unknown option',
+        { global: false, limit: 1, windowMs: 5 },
+        'ERR_SLUICE_UNKNOWN_OPTION',
+      ],
     ])('%s', async (_n, options, code) => {
       const app = makeApp();
       apps.push(app);

@@ -1,7 +1,7 @@
 import { createLimiter, MemoryStore, SluiceConfigError } from '@sluice/core';
 import sluice, { type SluiceFastifyOptions } from '@sluice/fastify';
 import type { FastifyInstance } from 'fastify';
-import { alignedClock, frameworks, type MakeApp, recording } from './frameworks.js';
+import { alignedClock, frameworks, type MakeApp, recording } from './support.js';
 
 describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeApp) => {
   const apps: FastifyInstance[] = [];
@@ -16,8 +16,13 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
   }
 
   const ok = async () => 'ok';
+  const twoPerMinute = () =>
+    createLimiter({ limit: 2, window: '1m', store: new MemoryStore({ clock: alignedClock() }) });
 
-  async function statuses(target: FastifyInstance, requests: (string | [string, string])[]): Promise<number[]> {
+  async function statuses(
+    target: FastifyInstance,
+    requests: (string | [string, string])[],
+  ): Promise<number[]> {
     const out: number[] = [];
     for (const r of requests) {
       const [method, url] = typeof r === 'string' ? ['GET', r] : r;
@@ -75,7 +80,9 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
       store: new MemoryStore({ clock: alignedClock() }),
     });
     a.get('/fw', { config: { rateLimit: { algorithm: 'fixed-window' } } }, ok);
-    expect(await statuses(a, ['/fw', '/fw', '/fw', '/fw', '/fw', '/fw'])).toEqual([200, 200, 200, 200, 200, 429]);
+    expect(await statuses(a, ['/fw', '/fw', '/fw', '/fw', '/fw', '/fw'])).toEqual([
+      200, 200, 200, 200, 200, 429,
+    ]);
   });
 
   test('policies and the shorthand replace each other as a whole', async () => {
@@ -95,7 +102,9 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
   test('config.rateLimit false: not limited, no headers, no request.rateLimit', async () => {
     const a = app();
     await a.register(sluice, { limit: 1, window: '1m' });
-    a.get('/health', { config: { rateLimit: false } }, async (request) => ({ decision: request.rateLimit ?? null }));
+    a.get('/health', { config: { rateLimit: false } }, async (request) => ({
+      decision: request.rateLimit ?? null,
+    }));
     for (let i = 0; i < 3; i++) {
       const answer = await a.inject({ method: 'GET', url: '/health' });
       expect(answer.statusCode).toBe(200);
@@ -109,7 +118,9 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
     await a.register(sluice, { global: false, limit: 1, window: '1m' });
     a.get('/open', ok);
     a.get('/guarded', { config: { rateLimit: {} } }, ok);
-    expect(await statuses(a, ['/open', '/open', '/open', '/guarded', '/guarded'])).toEqual([200, 200, 200, 200, 429]);
+    expect(await statuses(a, ['/open', '/open', '/open', '/guarded', '/guarded'])).toEqual([
+      200, 200, 200, 200, 429,
+    ]);
     expect((await a.inject({ method: 'GET', url: '/open' })).headers.ratelimit).toBeUndefined();
   });
 
@@ -133,7 +144,7 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
     expect(await statuses(a, ['/m', ['POST', '/m'], '/m'])).toEqual([200, 200, 429]);
   });
 
-  test("the automatic HEAD route counts with its GET route", async () => {
+  test('the automatic HEAD route counts with its GET route', async () => {
     const store = recording(new MemoryStore({ clock: alignedClock() }));
     const a = app();
     await a.register(sluice, { global: false, store });
@@ -170,18 +181,31 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
     });
     a.get('/me', { config: { rateLimit: { hook: 'preHandler' } } }, ok);
     const as = (user: string) => a.inject({ method: 'GET', url: '/me', headers: { 'x-user': user } });
-    expect([(await as('ann')).statusCode, (await as('bob')).statusCode, (await as('ann')).statusCode]).toEqual([
-      200, 200, 429,
-    ]);
+    expect([
+      (await as('ann')).statusCode,
+      (await as('bob')).statusCode,
+      (await as('ann')).statusCode,
+    ]).toEqual([200, 200, 429]);
   });
 
   test('a limiter given in config.rateLimit is used as it is, shared between routes', async () => {
-    const limiter = createLimiter({ limit: 2, window: '1m', store: new MemoryStore({ clock: alignedClock() }) });
+    const limiter = twoPerMinute();
     const a = app();
     await a.register(sluice, { limit: 100, window: '1m' });
     a.get('/l1', { config: { rateLimit: { limiter } } }, ok);
     a.get('/l2', { config: { rateLimit: { limiter } } }, ok);
     expect(await statuses(a, ['/l1', '/l2', '/l1'])).toEqual([200, 200, 429]);
+  });
+
+  test('with a global `limiter`, a route inherits it unless it builds a limiter of its own', async () => {
+    const limiter = twoPerMinute();
+    const a = app();
+    await a.register(sluice, { limiter });
+    a.get('/plain', ok);
+    a.get('/drafty', { config: { rateLimit: { headers: 'draft-7' } } }, ok);
+    a.get('/own', { config: { rateLimit: { limit: 1, window: '1m' } } }, ok);
+    expect(await statuses(a, ['/plain', '/drafty', '/plain'])).toEqual([200, 200, 429]);
+    expect(await statuses(a, ['/own', '/own'])).toEqual([200, 429]);
   });
 
   test("a route's hooks of the same kind run first, and its hook array is not changed", async () => {
@@ -219,7 +243,7 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
       expect(await statuses(a, ['/root', '/root', '/sibling', '/sibling'])).toEqual([200, 200, 200, 200]);
     });
 
-    test("registered at the root, it limits the routes of child contexts too", async () => {
+    test('registered at the root, it limits the routes of child contexts too', async () => {
       const a = app();
       await a.register(sluice, { limit: 1, window: '1m' });
       await a.register(async (child) => {
@@ -259,7 +283,11 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
       ['an unknown option', { limt: 5 }, 'ERR_SLUICE_UNKNOWN_OPTION'],
       ['a bad hook', { hook: 'onSend' }, 'ERR_SLUICE_INVALID_OPTION'],
       ['global in a route', { global: false }, 'ERR_SLUICE_UNKNOWN_OPTION'],
-      ['limiter with policies', { limiter: createLimiter({ limit: 1, window: 1000 }), limit: 2 }, 'ERR_SLUICE_CONFLICTING_OPTIONS'],
+      [
+        'limiter with policies',
+        { limiter: createLimiter({ limit: 1, window: 1000 }), limit: 2 },
+        'ERR_SLUICE_CONFLICTING_OPTIONS',
+      ],
       ['true instead of an object', true, 'ERR_SLUICE_INVALID_OPTION'],
     ])('%s: ready() rejects for a route added in a plugin', async (_n, rateLimit, code) => {
       const a = app();

@@ -17,7 +17,8 @@ import { rateLimiter } from '@sluice/express';
 import sluice, { sluice as namedSluice } from '@sluice/fastify';
 import express from 'express';
 import { fastify } from 'fastify';
-import type { Cluster, Redis } from 'ioredis';
+// Cluster: the one client type every ioredis 5 and 6 exports by name (Redis is named from 5.0.3 on).
+import type { Cluster } from 'ioredis';
 
 export async function core(): Promise<number> {
   const options: LimiterOptions = {
@@ -47,7 +48,7 @@ export async function core(): Promise<number> {
   return decision.retryAfterMs + decision.policies[0]!.remaining;
 }
 
-export function redis(client: Redis | Cluster): RedisStore {
+export function redis(client: Cluster): RedisStore {
   return new RedisStore({ client });
 }
 

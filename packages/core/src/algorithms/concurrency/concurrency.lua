@@ -1,10 +1,11 @@
 -- Lua twin of concurrency.ts: the same integer arithmetic, in the same order.
--- A chunk returning { step, refund }; the Redis script (stores/redis/script.ts) calls them with:
+-- The Redis script (stores/redis/script.ts) runs this chunk and calls step and refund with:
 --   state      the stored { expiresAt1, cost1, leaseId1, ... } (leases in order of expiry), or nil
 --   now        ms; cost: units of the call (0 observes); limit, windowMs: the policy's numbers
 --   leaseId    the call's lease (step: the lease taken; refund: the lease released)
 -- step returns allowed, next, remaining, resetMs, retryAfterMs (math.huge: never), delayMs, expiresAt;
--- refund returns next, expiresAt.
+-- refund returns next, expiresAt. The chunk returns step, refund, and whether expiresAt moves only
+-- when a window starts (the store then keeps a key's TTL while it lasts long enough).
 
 local function step(state, now, cost, limit, windowMs, burst, leaseId)
   local from = 1
@@ -56,4 +57,4 @@ local function refund(state, now, cost, chargedAt, leaseId)
   return next, now
 end
 
-return { step = step, refund = refund }
+return step, refund, false

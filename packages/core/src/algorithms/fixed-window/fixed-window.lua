@@ -1,9 +1,10 @@
 -- Lua twin of fixed-window.ts: the same integer arithmetic, in the same order.
--- A chunk returning { step, refund }; the Redis script (stores/redis/script.ts) calls them with:
+-- The Redis script (stores/redis/script.ts) runs this chunk and calls step and refund with:
 --   state      the stored { windowIndex, count }, or nil
 --   now        ms; cost: units of the call (0 observes); limit, windowMs: the policy's numbers
 -- step returns allowed, next, remaining, resetMs, retryAfterMs (math.huge: never), delayMs, expiresAt;
--- refund returns next, expiresAt.
+-- refund returns next, expiresAt. The chunk returns step, refund, and whether expiresAt moves only
+-- when a window starts (the store then keeps a key's TTL while it lasts long enough).
 local floor = math.floor
 local max = math.max
 
@@ -29,4 +30,4 @@ local function refund(state, now, cost, chargedAt, leaseId, limit, windowMs)
   return { index, max(0, state[2] - cost) }, (index + 1) * windowMs
 end
 
-return { step = step, refund = refund }
+return step, refund, true

@@ -1,9 +1,10 @@
 -- Lua twin of gcra.ts (and so of token-bucket and leaky-bucket): the same integer arithmetic, in the
--- same order. A chunk returning { step, refund }; the Redis script (stores/redis/script.ts) calls them with:
+-- same order. The Redis script (stores/redis/script.ts) runs this chunk and calls step and refund with:
 --   state      the stored { anchorMs, units }: the theoretical arrival time anchorMs + units / limit
 --   now        ms; cost: units of the call (0 observes); limit, w, burst: limit, windowMs and capacity
 -- step returns allowed, next, remaining, resetMs, retryAfterMs (math.huge: never), delayMs, expiresAt;
--- refund returns next, expiresAt.
+-- refund returns next, expiresAt. The chunk returns step, refund, and whether expiresAt moves only
+-- when a window starts (the store then keeps a key's TTL while it lasts long enough).
 local floor = math.floor
 local max = math.max
 
@@ -43,4 +44,4 @@ local function refund(state, now, cost, chargedAt, leaseId, limit, w)
   return { anchor, rest }, anchor
 end
 
-return { step = step, refund = refund }
+return step, refund, false

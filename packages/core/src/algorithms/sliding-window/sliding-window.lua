@@ -1,9 +1,10 @@
 -- Lua twin of sliding-window.ts: the same integer arithmetic, in the same order.
--- A chunk returning { step, refund }; the Redis script (stores/redis/script.ts) calls them with:
+-- The Redis script (stores/redis/script.ts) runs this chunk and calls step and refund with:
 --   state      the stored { windowIndex, current, previous }, or nil
 --   now        ms; cost: units of the call (0 observes); limit, w: the policy's limit and windowMs
 -- step returns allowed, next, remaining, resetMs, retryAfterMs (math.huge: never), delayMs, expiresAt;
--- refund returns next, expiresAt.
+-- refund returns next, expiresAt. The chunk returns step, refund, and whether expiresAt moves only
+-- when a window starts (the store then keeps a key's TTL while it lasts long enough).
 local floor = math.floor
 local max = math.max
 
@@ -52,4 +53,4 @@ local function refund(state, now, cost, chargedAt, leaseId, limit, w)
   return state, expiresAt
 end
 
-return { step = step, refund = refund }
+return step, refund, true

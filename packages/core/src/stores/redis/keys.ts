@@ -1,4 +1,5 @@
 import type { StoreLimiter } from '../store.js';
+import { takesBurst } from './script.js';
 
 /**
  * Redis keys of a limiter: `${namespace}:{${tag}}` with the policy's namespace (prefix, limiter, policy,
@@ -24,7 +25,7 @@ export interface KeyPlan {
   keys(subject: string, into: Array<string | number>, at: number): void;
   /** The subject's keys of the subject-scoped policies: what `reset` deletes. */
   subjectKeys(subject: string): string[];
-  /** Script arguments describing the policies: algorithm code, limit, windowMs and burst of each. */
+  /** Script arguments describing the policies: algorithm code, limit, windowMs (and burst) of each. */
   readonly params: readonly string[];
 }
 
@@ -50,7 +51,8 @@ function makePlan(limiter: StoreLimiter): KeyPlan {
   const size = policies.length;
   const params: string[] = [];
   for (const { algorithm, params: p } of policies) {
-    params.push(algorithm.code, String(p.limit), String(p.windowMs), String(p.burst));
+    params.push(algorithm.code, String(p.limit), String(p.windowMs));
+    if (takesBurst(algorithm.code)) params.push(String(p.burst));
   }
   const hasGlobal = limiter.hasGlobalPolicy ?? policies.some((p) => p.scope === 'global');
   // The key up to where the subject goes, and whether the subject goes there at all.

@@ -1,7 +1,7 @@
 import { describeValue, ErrorCodes, SluiceConfigError } from '../../errors.js';
 import type { PolicyOutcome, RefundCall, Store, StoreCall, StoreLimiter, StoreOutcome } from '../store.js';
-import { planOf } from './keys.js';
-import { CALL_ARGS, NEVER, Op, REPLY_FIELDS, script, scriptSha } from './script.js';
+import { type KeyPlan, planOf } from './keys.js';
+import { NEVER, Op, REPLY_FIELDS, script, scriptSha } from './script.js';
 
 /**
  * What the store needs of a Redis client: EVALSHA and EVAL. An ioredis `Redis` or `Cluster` fits (the
@@ -83,84 +83,74 @@ export class RedisStore implements Store {
 
   consume(call: StoreCall): Promise<StoreOutcome> {
     const plan = planOf(call.limiter);
-    const args = this.args(
-      plan.size,
-      call.mode === 'consume' ? Op.consume : Op.peek,
-      call.cost,
-      call.leaseId,
-      0,
-    );
-    plan.keys(call.subject, args, 0);
-    this.appendParams(args, plan.params);
-    return this.run(plan.size, args).then((reply) => decode(reply as ArrayLike<number | string>, plan.size));
+    const args = this.args(plan, call.subject, call.mode === 'consume' ? Op.consume : Op.peek, call.cost);
+    if (call.leaseId !== 0) args.push(call.leaseId);
+    return this.run(plan.size, args, decode);
   }
 
   async refund(call: RefundCall): Promise<void> {
     const plan = planOf(call.limiter);
     const { cost, chargedAt, leaseId } = call.charge;
-    const args = this.args(plan.size, Op.refund, cost, leaseId, chargedAt);
-    plan.keys(call.subject, args, 0);
-    this.appendParams(args, plan.params);
-    await this.run(plan.size, args);
+    const args = this.args(plan, call.subject, Op.refund, cost);
+    args.push(leaseId, chargedAt);
+    await this.run(plan.size, args, ignore);
   }
 
   async reset(limiter: StoreLimiter, subject: string): Promise<void> {
     const keys: Array<string | number> = planOf(limiter).subjectKeys(subject);
     if (keys.length === 0) return;
     const size = keys.length;
-    keys.push(Op.reset, '', 0, 0, 0);
-    await this.run(size, keys);
+    keys.push(Op.reset);
+    await this.run(size, keys, ignore);
   }
 
-  /** Room for the keys, then the call's arguments; the policies' follow. */
-  private args(
-    size: number,
-    op: Op,
-    cost: number,
-    leaseId: number,
-    chargedAt: number,
-  ): Array<string | number> {
-    const args: Array<string | number> = new Array(size + CALL_ARGS);
+  /** The keys, then op, clock and cost, then the policies' arguments (script.ts says the order). */
+  private args(plan: KeyPlan, subject: string, op: Op, cost: number): Array<string | number> {
+    const { size, params } = plan;
+    const args: Array<string | number> = new Array(size + 3 + params.length);
+    plan.keys(subject, args, 0);
     args[size] = op;
     args[size + 1] = this.clock === undefined ? '' : this.clock();
     args[size + 2] = cost;
-    args[size + 3] = leaseId;
-    args[size + 4] = chargedAt;
+    for (let i = 0, at = size + 3; i < params.length; i++, at++) args[at] = params[i]!;
     return args;
   }
 
-  private appendParams(args: Array<string | number>, params: readonly string[]): void {
-    for (let i = 0; i < params.length; i++) args.push(params[i]!);
-  }
-
-  /** EVALSHA, and EVAL when the server does not hold the script (first use, restart, SCRIPT FLUSH). */
-  private run(numKeys: number, args: Array<string | number>): Promise<unknown> {
+  /**
+   * EVALSHA, and EVAL when the server does not hold the script (first use, restart, SCRIPT FLUSH);
+   * the reply goes to `read` (one promise per call, not one per step).
+   */
+  private run<T>(numKeys: number, args: Array<string | number>, read: (reply: unknown) => T): Promise<T> {
     let sent: Promise<unknown>;
     try {
       sent = this.client.evalsha(scriptSha, numKeys, ...args);
     } catch (error) {
       return Promise.reject(error);
     }
-    return sent.catch((error: unknown) => {
-      if (isNoScript(error)) return this.client.eval(script, numKeys, ...args);
+    return sent.then(read, (error: unknown) => {
+      if (isNoScript(error)) return this.client.eval(script, numKeys, ...args).then(read);
       throw error;
     });
   }
 }
 
+function ignore(): void {}
+
 /** The script's integers back into outcomes (a client may hand integers as strings). */
-function decode(reply: ArrayLike<number | string>, size: number): StoreOutcome {
+function decode(reply: unknown): StoreOutcome {
+  const fields = reply as ArrayLike<number | string>;
+  const size = (fields.length - 1) / REPLY_FIELDS;
   const steps: PolicyOutcome[] = new Array(size);
   for (let i = 0; i < size; i++) {
     const at = 1 + REPLY_FIELDS * i;
-    const retryAfterMs = Number(reply[at + 3]);
+    const retryAfterMs = Number(fields[at + 3]);
     steps[i] = {
-      allowed: Number(reply[at]) === 1,
-      remaining: Number(reply[at + 1]),
-      resetMs: Number(reply[at + 2]),
+      allowed: Number(fields[at]) === 1,
+      remaining: Number(fields[at + 1]),
+      resetMs: Number(fields[at + 2]),
       retryAfterMs: retryAfterMs === NEVER ? Number.POSITIVE_INFINITY : retryAfterMs,
-      delayMs: Number(reply[at + 4]),
+      delayMs: Number(fields[at + 4]),
     };
   }
-  return { now: Number(reply[0]), steps };
+  return { now: Number(fields[0]), steps };
 }

@@ -1,0 +1,121 @@
+import { RedisStore } from '@sluice/core';
+import sluice from '@sluice/fastify';
+import { HEADER_CASES_NOW, headerCases } from '../../../test/fixtures/header-cases.js';
+import { describeRedis, ENV_URL, type RedisProcess, startRedis } from '../../../test/support/redis.js';
+import { closeClients, standaloneClient, uniquePrefix } from '../../core/test/redis/clients.js';
+import { alignedClock, checkHeaderCase, frameworks, type MakeApp, recording } from './support.js';
+
+// On a remote store every decision is a promise: these run the adapter's asynchronous path.
+describeRedis('Fastify plugin on a RedisStore', () => {
+  let url: string;
+  let own: RedisProcess | undefined;
+  // The run's shared server when the global setup started one (or REDIS_URL); else one of our own,
+  // stopped here: a per-worker server outlives a worker that Jest has to kill.
+  beforeAll(async () => {
+    const given = process.env.REDIS_URL ?? process.env[ENV_URL];
+    if (given === undefined) own = await startRedis();
+    url = given ?? own!.url;
+  });
+  afterAll(async () => {
+    await closeClients();
+    await own?.stop();
+  });
+
+  describe.each(frameworks)('%s', (_, makeApp: MakeApp) => {
+    // Not the ban case: on a remote store core records a strike after answering (a second round
+    // trip), so the very next request may still be checked before the ban exists.
+    const remoteCases = headerCases
+      .filter((c) => c.options.ban === undefined)
+      .map((c) => [c.title, c] as const);
+    test.each(remoteCases)('the shared header table: %s', (_title, c) => {
+      const store = new RedisStore({ client: standaloneClient(url), clock: () => HEADER_CASES_NOW });
+      return checkHeaderCase(makeApp, c, store, { prefix: uniquePrefix('fastify-headers') });
+    });
+
+    test('two app instances on one Redis share one limit', async () => {
+      const prefix = uniquePrefix('fastify-shared');
+      const clock = alignedClock();
+      const apps = await Promise.all(
+        [0, 1].map(async () => {
+          const app = makeApp();
+          await app.register(sluice, {
+            limit: 3,
+            window: '1m',
+            prefix,
+            store: new RedisStore({ client: standaloneClient(url), clock }),
+          });
+          app.get('/', async () => 'ok');
+          return app;
+        }),
+      );
+      const answers: number[] = [];
+      for (let i = 0; i < 6; i++)
+        answers.push((await apps[i % 2]!.inject({ method: 'GET', url: '/' })).statusCode);
+      expect(answers).toEqual([200, 200, 200, 429, 429, 429]);
+      await Promise.all(apps.map((app) => app.close()));
+    });
+
+    test('concurrency leases on Redis are given back after each response, once', async () => {
+      const store = recording(new RedisStore({ client: standaloneClient(url), clock: alignedClock() }));
+      const app = makeApp();
+      await app.register(sluice, {
+        limit: 1,
+        window: '1m',
+        algorithm: 'concurrency',
+        prefix: uniquePrefix('fastify-lease'),
+        store,
+      });
+      app.get('/', async () => 'ok');
+      for (let i = 0; i < 5; i++) {
+        expect((await app.inject({ method: 'GET', url: '/' })).statusCode).toBe(200);
+        // The release is sent when the response finishes; the next request must find the lease gone.
+        for (let wait = 0; store.refunds < i + 1 && wait < 100; wait++)
+          await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(store.refunds).toBe(5);
+      await app.close();
+    });
+
+    describe('Redis stopped', () => {
+      let server: RedisProcess;
+      beforeAll(async () => {
+        server = await startRedis();
+      });
+      afterAll(async () => {
+        await server.stop();
+      });
+
+      test("onStoreError 'deny': 503 with Retry-After 1; 'local': decided in process", async () => {
+        const client = standaloneClient(server.url);
+        await client.ping();
+        const apps = await Promise.all(
+          (['deny', 'local'] as const).map(async (onStoreError) => {
+            const app = makeApp();
+            await app.register(sluice, {
+              limit: 1,
+              window: '1m',
+              onStoreError,
+              storeTimeout: '100ms',
+              prefix: uniquePrefix('fastify-down'),
+              store: new RedisStore({ client }),
+            });
+            app.get('/', async () => 'ok');
+            return app;
+          }),
+        );
+        await server.stop();
+        const [deny, local] = apps;
+        const refused = await deny!.inject({ method: 'GET', url: '/' });
+        expect(refused.statusCode).toBe(503);
+        expect(refused.headers['retry-after']).toBe('1');
+        expect(refused.json()).toMatchObject({ status: 503 });
+        const fallback = [
+          (await local!.inject({ method: 'GET', url: '/' })).statusCode,
+          (await local!.inject({ method: 'GET', url: '/' })).statusCode,
+        ];
+        expect(fallback).toEqual([200, 429]);
+        await Promise.all(apps.map((app) => app.close()));
+      });
+    });
+  });
+});

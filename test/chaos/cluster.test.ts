@@ -1,0 +1,139 @@
+import { Redis } from 'ioredis';
+import { describeRedis, formatNodes, type RedisCluster, startCluster } from '../support/redis.js';
+import {
+  contractBreaches,
+  healthProblems,
+  lateRecoveries,
+  limitsOnRedis,
+  RECOVERY_MS,
+  report,
+  sawDegraded,
+  sleep,
+} from './contract.js';
+import { Load } from './load.js';
+import { type AppServer, type Framework, type Mode, startServer } from './servers.js';
+
+/**
+ * Express and Fastify servers, one process per onStoreError mode, on a Redis Cluster of three masters
+ * with a replica each, under steady load while the suite kills one master with SIGKILL so that its
+ * replica is promoted. Until then the subjects in the dead master's slots are decided as their mode
+ * says; from 2 s after the promotion every decision comes from the cluster again.
+ */
+jest.setTimeout(90_000);
+
+const STORE_TIMEOUT_MS = 200;
+const LIMIT = 20;
+const FAILOVER_TIMEOUT_MS = 20_000;
+const FRAMEWORKS: Framework[] = ['express', 'fastify'];
+const MODES: Mode[] = ['local', 'allow', 'deny'];
+const LABELS = FRAMEWORKS.flatMap((f) => MODES.map((m) => `${f}/${m}`));
+
+/** Resolves once the node answers ROLE as a master and CLUSTER INFO as ok. */
+async function promoted(node: Redis): Promise<void> {
+  const deadline = Date.now() + FAILOVER_TIMEOUT_MS;
+  for (;;) {
+    const [role] = (await node.call('ROLE')) as [string];
+    const info = String(await node.call('CLUSTER', 'INFO'));
+    if (role === 'master' && info.includes('cluster_state:ok')) return;
+    if (Date.now() > deadline) throw new Error(`no failover in ${FAILOVER_TIMEOUT_MS} ms:\n${info}`);
+    await sleep(50);
+  }
+}
+
+/**
+ * Resolves once the replica has its copy of the master's data: a replica whose link never came up
+ * (Redis delays the first diskless sync by 5 s) refuses to fail over.
+ */
+async function synced(replica: Redis): Promise<void> {
+  const deadline = Date.now() + FAILOVER_TIMEOUT_MS;
+  while (!String(await replica.info('replication')).includes('master_link_status:up')) {
+    if (Date.now() > deadline) throw new Error('the replica never synced with its master');
+    await sleep(100);
+  }
+}
+
+/** The replica serving `master`, as CLUSTER NODES on another node reports it. */
+async function replicaOf(cluster: RedisCluster, master: number): Promise<Redis> {
+  const { host, port } = cluster.servers[(master + 1) % 3]!;
+  const peer = new Redis({ host, port });
+  const table = String(await peer.call('CLUSTER', 'NODES'))
+    .trim()
+    .split('\n');
+  peer.disconnect();
+  const target = cluster.servers[master]!;
+  const masterId = table
+    .find((line) => line.split(' ')[1]!.startsWith(`${target.host}:${target.port}@`))!
+    .split(' ')[0];
+  const replica = table
+    .find((line) => line.split(' ')[3] === masterId)!
+    .split(' ')[1]!
+    .split('@')[0]!;
+  const at = replica.lastIndexOf(':');
+  return new Redis({ host: replica.slice(0, at), port: Number(replica.slice(at + 1)) });
+}
+
+describeRedis('chaos on a Redis Cluster: a master dies, its replica takes over', () => {
+  let cluster: RedisCluster;
+  let replica: Redis;
+  let servers: AppServer[] = [];
+  let load: Load;
+  const at = { killed: 0, promoted: 0, end: 0 };
+  const server = (label: string) => servers.find((s) => s.label === label)!;
+
+  beforeAll(async () => {
+    cluster = await startCluster({ replicas: 1 });
+    servers = await Promise.all(
+      FRAMEWORKS.flatMap((framework) =>
+        MODES.map((mode) =>
+          startServer({
+            framework,
+            mode,
+            storeTimeoutMs: STORE_TIMEOUT_MS,
+            limit: LIMIT,
+            prefix: `chaos-${framework}-${mode}`,
+            redis: { REDIS_CLUSTER: formatNodes(cluster.nodes) },
+          }),
+        ),
+      ),
+    );
+    replica = await replicaOf(cluster, 0);
+    await synced(replica);
+    load = new Load(servers);
+    load.start();
+    await sleep(1000);
+
+    at.killed = Date.now();
+    await cluster.servers[0]!.kill();
+    await promoted(replica);
+    at.promoted = Date.now();
+    await sleep(RECOVERY_MS + 1500);
+    at.end = Date.now();
+    await load.stop();
+    console.log(await report(load, servers, at));
+  });
+
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    replica?.disconnect();
+    await cluster?.stop();
+  });
+
+  describe.each(LABELS)('%s', (label) => {
+    it('stays up, with no unhandled rejection and no answer slower than storeTimeout + 100 ms', async () => {
+      expect(await healthProblems(server(label))).toEqual([]);
+    });
+
+    it('answers every request with the statuses its mode promises', () => {
+      expect(contractBreaches(load.of(label), server(label).mode)).toEqual([]);
+    });
+
+    it('degrades for the dead master, and decides on the cluster within 2 s of the promotion', () => {
+      expect(sawDegraded(load, server(label), at.killed, at.promoted)).toBe(true);
+      expect(lateRecoveries(load, server(label), at.promoted, at.end)).toEqual([]);
+    });
+
+    it('limits on the cluster afterwards', async () => {
+      expect(await limitsOnRedis(server(label), LIMIT)).toEqual([]);
+    });
+  });
+});

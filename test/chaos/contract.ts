@@ -1,0 +1,100 @@
+import { ask, type Load, type Sample } from './load.js';
+import type { AppServer, Mode } from './servers.js';
+
+/** What the chaos suites assert of every server, whatever fault it went through. */
+
+/** How soon after Redis is back every decision must come from it again. */
+export const RECOVERY_MS = 2000;
+
+/** The statuses API.md allows for a degraded decision in each onStoreError mode. */
+const DEGRADED_STATUSES: Record<Mode, readonly number[]> = {
+  local: [200, 429],
+  allow: [200],
+  deny: [503],
+};
+
+/** Every answer either came from Redis (200/429) or is a degraded answer its mode allows. */
+export function contractBreaches(samples: readonly Sample[], mode: Mode): string[] {
+  const bad: string[] = [];
+  for (const s of samples) {
+    const why =
+      s.failed !== undefined
+        ? `no answer: ${s.failed}`
+        : s.degraded
+          ? !DEGRADED_STATUSES[mode].includes(s.status)
+            ? `degraded ${s.status}`
+            : s.status === 503 && s.retryAfter !== '1'
+              ? `503 with Retry-After ${s.retryAfter}`
+              : undefined
+          : ![200, 429].includes(s.status)
+            ? `${s.status} without degraded`
+            : undefined;
+    if (why !== undefined) bad.push(`${s.server} at ${s.at}: ${why}`);
+  }
+  return bad;
+}
+
+/** Crash, unhandled rejections and slow decisions, as the server process reports them. */
+export async function healthProblems(server: AppServer): Promise<string[]> {
+  if (!server.alive()) return [`${server.label} crashed:\n${server.errors()}`];
+  const stats = await server.stats();
+  const problems = stats.unhandled.map((u) => `${server.label} unhandled rejection: ${u}`);
+  if (stats.slow.length > 0)
+    problems.push(`${server.label} answered slower than storeTimeout + 100 ms: ${stats.slow} ms`);
+  return problems;
+}
+
+/** Degraded answers sent from `recoveredAt + RECOVERY_MS` until `until`: there must be none. */
+export function lateRecoveries(load: Load, server: AppServer, recoveredAt: number, until: number): string[] {
+  const window = load.of(server.label, recoveredAt + RECOVERY_MS, until);
+  if (window.length === 0)
+    return [`${server.label}: no requests between ${recoveredAt + RECOVERY_MS} and ${until}`];
+  return window
+    .filter((s) => s.degraded)
+    .map((s) => `${s.server}: degraded ${s.at - recoveredAt} ms after recovery`);
+}
+
+/**
+ * Whether the fault showed: some answer within [from, to) was degraded; in 'local' mode the
+ * in-process fallback must also have limited (a degraded 429 for the hot subject).
+ */
+export function sawDegraded(load: Load, server: AppServer, from: number, to: number): boolean {
+  const window = load.of(server.label, from, to);
+  const degraded = window.some((s) => s.degraded);
+  return server.mode === 'local' ? degraded && window.some((s) => s.degraded && s.status === 429) : degraded;
+}
+
+/** A fresh subject gets exactly `limit` answers from Redis, then a 429 from Redis. */
+export async function limitsOnRedis(server: AppServer, limit: number): Promise<string[]> {
+  const subject = `fresh-${server.label}-${Date.now()}`;
+  const answers: Sample[] = [];
+  for (let i = 0; i <= limit; i++) answers.push(await ask(server, subject));
+  const seen = answers.map((a) => `${a.status}${a.degraded ? ' degraded' : ''}`);
+  const expected = [...Array<string>(limit).fill('200'), '429'];
+  return seen.join() === expected.join() ? [] : [`${server.label}: ${seen.join(', ')}`];
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One line per server: answers, degraded answers per fault window, slowest decision. */
+export async function report(
+  load: Load,
+  servers: readonly AppServer[],
+  marks: Record<string, number>,
+): Promise<string> {
+  const names = Object.keys(marks);
+  const lines = [`fault windows: ${names.join(' → ')}`];
+  for (const server of servers) {
+    const stats = server.alive() ? await server.stats() : undefined;
+    const windows = names.slice(0, -1).map((name, i) => {
+      const inWindow = load.of(server.label, marks[name], marks[names[i + 1]!]);
+      return `${name} ${inWindow.filter((s) => s.degraded).length}/${inWindow.length}`;
+    });
+    const statuses = new Map<number, number>();
+    for (const s of load.of(server.label)) statuses.set(s.status, (statuses.get(s.status) ?? 0) + 1);
+    lines.push(
+      `${server.label.padEnd(14)} answers ${[...statuses].map(([k, v]) => `${k}×${v}`).join(' ')}; degraded ${windows.join(', ')}; slowest decision ${stats?.maxMs.toFixed(0)} ms`,
+    );
+  }
+  return lines.join('\n');
+}

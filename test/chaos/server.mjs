@@ -1,0 +1,111 @@
+/**
+ * One app server of the chaos suite, in its own process (started by servers.ts through
+ * register.mjs): Express or Fastify with a Redis-backed limiter in one `onStoreError` mode.
+ *
+ * Environment: FRAMEWORK (express | fastify), MODE (local | allow | deny), STORE_TIMEOUT_MS, LIMIT,
+ * PREFIX, and REDIS_URL or REDIS_CLUSTER ("host:port,..."). The subject is the `x-subject` header.
+ * `GET /` answers `{ status, allowed, degraded }` for passed and denied requests alike (a `handler`
+ * keeps the contract's status and headers and reports the decision). `GET /__stats` (not limited)
+ * answers what this process saw: requests, the slowest decision, and unhandled rejections.
+ * Prints `READY <port>` once listening.
+ */
+
+import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
+import { RedisStore } from '@sluice/core';
+import { rateLimiter } from '@sluice/express';
+import { sluice } from '@sluice/fastify';
+import { Cluster, Redis } from 'ioredis';
+
+const env = process.env;
+const stats = { requests: 0, maxMs: 0, slow: [], unhandled: [] };
+const SLOW_MS = Number(env.STORE_TIMEOUT_MS) + 100;
+
+process.on('unhandledRejection', (reason) => {
+  stats.unhandled.push(String(reason?.stack ?? reason).slice(0, 500));
+});
+
+/** Reconnects every 100 ms, as a service that must come back quickly would configure it. */
+const retry = () => 100;
+const client = env.REDIS_CLUSTER
+  ? new Cluster(
+      env.REDIS_CLUSTER.split(',').map((node) => {
+        const at = node.lastIndexOf(':');
+        return { host: node.slice(0, at), port: Number(node.slice(at + 1)) };
+      }),
+      { clusterRetryStrategy: retry, redisOptions: { maxRetriesPerRequest: 1, retryStrategy: retry } },
+    )
+  : new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1, retryStrategy: retry });
+// Connection errors are the store's to handle; a listener keeps ioredis from printing each one.
+client.on('error', () => {});
+
+const options = {
+  limit: Number(env.LIMIT),
+  window: '30s',
+  store: new RedisStore({ client }),
+  prefix: env.PREFIX,
+  onStoreError: env.MODE,
+  storeTimeout: Number(env.STORE_TIMEOUT_MS),
+  subject: (req) => req.headers['x-subject'],
+};
+
+/** Time from the request reaching the app to its response finishing. */
+function timed(startedAt) {
+  const ms = performance.now() - startedAt;
+  stats.requests++;
+  stats.maxMs = Math.max(stats.maxMs, ms);
+  if (ms > SLOW_MS && stats.slow.length < 20) stats.slow.push(Math.round(ms));
+}
+
+const report = (decision, status) => ({
+  status,
+  allowed: decision?.allowed,
+  degraded: decision?.degraded === true,
+});
+
+async function expressApp() {
+  const express = createRequire(new URL('../../packages/express/package.json', import.meta.url))('express');
+  const app = express();
+  app.get('/__stats', (_req, res) => res.json(stats));
+  app.use((_req, res, next) => {
+    const startedAt = performance.now();
+    res.on('finish', () => timed(startedAt));
+    next();
+  });
+  app.use(
+    rateLimiter({
+      ...options,
+      handler: (_req, res, decision) => res.json(report(decision, res.statusCode)),
+    }),
+  );
+  app.get('/', (req, res) => res.json(report(req.rateLimit, 200)));
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return server.address().port;
+}
+
+async function fastifyApp() {
+  const fastify = createRequire(new URL('../../packages/fastify/package.json', import.meta.url))('fastify');
+  const app = fastify();
+  app.addHook('onRequest', async (request) => {
+    request.startedAt = performance.now();
+  });
+  app.addHook('onResponse', async (request) => {
+    if (request.startedAt !== undefined) timed(request.startedAt);
+  });
+  await app.register(sluice, {
+    ...options,
+    handler: (_request, reply, decision) => reply.send(report(decision, reply.statusCode)),
+  });
+  app.get('/__stats', { config: { rateLimit: false } }, async () => stats);
+  app.get('/', async (request) => report(request.rateLimit, 200));
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return app.server.address().port;
+}
+
+const port = env.FRAMEWORK === 'fastify' ? await fastifyApp() : await expressApp();
+console.log(`READY ${port}`);
+process.on('SIGTERM', () => {
+  client.disconnect();
+  process.exit(0);
+});
