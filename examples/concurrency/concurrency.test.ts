@@ -1,13 +1,9 @@
-import { ask, listenFastify, type Running, statuses } from '../shared/listen.js';
+import { ask, listenFastify, startEach, statuses } from '../shared/listen.js';
 import { buildApp } from './app.js';
 
 describe('examples/concurrency', () => {
-  let app: Running;
+  const app = startEach(async () => listenFastify(await buildApp({ workMs: 400 })));
   const exportAs = (key: string) => ask(`${app.url}/export`, { headers: { 'x-api-key': key } });
-  beforeEach(async () => {
-    app = await listenFastify(await buildApp({ workMs: 400 }));
-  });
-  afterEach(() => app.close());
 
   it('runs at most 2 exports at a time per key, and frees a slot when one finishes', async () => {
     const first = await Promise.all([exportAs('k'), exportAs('k'), exportAs('k')]);

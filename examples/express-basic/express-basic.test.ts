@@ -1,12 +1,8 @@
-import { ask, askInTurn, listenExpress, type Running, statuses } from '../shared/listen.js';
+import { ask, askInTurn, listenExpress, startEach, statuses } from '../shared/listen.js';
 import { createApp } from './app.js';
 
 describe('examples/express-basic', () => {
-  let app: Running;
-  beforeEach(async () => {
-    app = await listenExpress(createApp());
-  });
-  afterEach(() => app.close());
+  const app = startEach(() => listenExpress(createApp()));
 
   it('limits every route to 100 per 15 minutes and says so in the RateLimit fields', async () => {
     const answer = await ask(`${app.url}/`);

@@ -4,6 +4,7 @@ import { describeRedis, sharedRedis } from '../../test/support/redis.js';
 import {
   ask,
   closedPort,
+  envForSuite,
   listenExpress,
   type Running,
   startUp,
@@ -15,17 +16,11 @@ import { createApp } from './app.js';
 describeRedis('examples/express-redis', () => {
   let client: Redis;
   let servers: Running[];
-  const given = process.env.REDIS_URL;
+  envForSuite('REDIS_URL', sharedRedis);
   beforeAll(async () => {
-    // What `node server.js` reads.
-    process.env.REDIS_URL = await sharedRedis();
     client = await connectRedis();
   });
-  afterAll(() => {
-    client.disconnect();
-    if (given === undefined) delete process.env.REDIS_URL;
-    else process.env.REDIS_URL = given;
-  });
+  afterAll(() => client.disconnect());
   beforeEach(async () => {
     // Two servers on one Redis, as two processes behind a load balancer would be.
     const prefix = uniquePrefix('express-redis');

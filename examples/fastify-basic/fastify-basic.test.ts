@@ -1,12 +1,8 @@
-import { ask, askInTurn, listenFastify, type Running, statuses } from '../shared/listen.js';
+import { ask, askInTurn, listenFastify, startEach, statuses } from '../shared/listen.js';
 import { buildApp } from './app.js';
 
 describe('examples/fastify-basic', () => {
-  let app: Running;
-  beforeEach(async () => {
-    app = await listenFastify(await buildApp());
-  });
-  afterEach(() => app.close());
+  const app = startEach(async () => listenFastify(await buildApp()));
 
   it('limits every route to 100 per minute and says so in the RateLimit fields', async () => {
     const answer = await ask(`${app.url}/`);

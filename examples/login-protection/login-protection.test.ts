@@ -1,18 +1,14 @@
-import { ask, listenExpress, type Running } from '../shared/listen.js';
+import { ask, listenExpress, startEach } from '../shared/listen.js';
 import { createApp } from './app.js';
 
 describe('examples/login-protection', () => {
-  let app: Running;
+  const app = startEach(() => listenExpress(createApp()));
   const login = (password: string) =>
     ask(`${app.url}/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ user: 'ada', password }),
     });
-  beforeEach(async () => {
-    app = await listenExpress(createApp());
-  });
-  afterEach(() => app.close());
 
   it('successful logins are given back: they never run out', async () => {
     for (let i = 0; i < 8; i++) expect((await login('correct horse battery staple')).status).toBe(200);

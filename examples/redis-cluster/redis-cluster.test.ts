@@ -5,8 +5,9 @@ import {
   ask,
   askInTurn,
   closedPort,
+  envForSuite,
   listenExpress,
-  type Running,
+  startEach,
   startUp,
   statuses,
   uniquePrefix,
@@ -15,9 +16,7 @@ import { createApp } from './app.js';
 
 describeRedis('examples/redis-cluster', () => {
   let client: Cluster;
-  let app: Running;
   let prefix: string;
-  const given = process.env.REDIS_CLUSTER_NODES;
   const as = (key: string, init: RequestInit = {}) => ({ ...init, headers: { 'x-api-key': key } });
 
   /** The cluster slot of every key under this test's prefix, read from every master. */
@@ -31,21 +30,15 @@ describeRedis('examples/redis-cluster', () => {
     return new Set(slots);
   }
 
+  envForSuite('REDIS_CLUSTER_NODES', async () => formatNodes(await sharedCluster()));
   beforeAll(async () => {
-    // What `node server.js` reads.
-    process.env.REDIS_CLUSTER_NODES = formatNodes(await sharedCluster());
     client = await connectCluster();
   });
-  afterAll(() => {
-    client.disconnect();
-    if (given === undefined) delete process.env.REDIS_CLUSTER_NODES;
-    else process.env.REDIS_CLUSTER_NODES = given;
-  });
-  beforeEach(async () => {
+  afterAll(() => client.disconnect());
+  const app = startEach(() => {
     prefix = uniquePrefix('redis-cluster');
-    app = await listenExpress(createApp({ client, prefix }));
+    return listenExpress(createApp({ client, prefix }));
   });
-  afterEach(() => app.close());
 
   it('limits each client on /api, with clients spread over slots', async () => {
     const answers = await askInTurn(21, `${app.url}/api/things`, as('client-0'));

@@ -1,14 +1,10 @@
-import { askInTurn, listenFastify, type Running, statuses } from '../shared/listen.js';
+import { askInTurn, listenFastify, startEach, statuses } from '../shared/listen.js';
 import { buildApp } from './app.js';
 
 describe('examples/resource-and-consumer', () => {
-  let app: Running;
+  const app = startEach(async () => listenFastify(await buildApp()));
   const reports = (consumer: string, times: number) =>
     askInTurn(times, `${app.url}/reports`, { method: 'POST', headers: { 'x-api-key': consumer } });
-  beforeEach(async () => {
-    app = await listenFastify(await buildApp());
-  });
-  afterEach(() => app.close());
 
   it('each consumer gets 3 a minute, all together 5, decided all-or-nothing', async () => {
     const a = await reports('consumer-a', 4);

@@ -1,12 +1,8 @@
-import { ask, listenExpress, type Running, statuses } from '../shared/listen.js';
+import { ask, listenExpress, startEach, statuses } from '../shared/listen.js';
 import { createApp } from './app.js';
 
 describe('examples/shaping', () => {
-  let app: Running;
-  beforeEach(async () => {
-    app = await listenExpress(createApp());
-  });
-  afterEach(() => app.close());
+  const app = startEach(() => listenExpress(createApp()));
 
   it('lets a burst through one request per 200 ms and refuses what the bucket cannot hold', async () => {
     const answers = await Promise.all(Array.from({ length: 7 }, () => ask(`${app.url}/forward`)));

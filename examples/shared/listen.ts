@@ -41,6 +41,36 @@ export async function listenFastify(app: {
   };
 }
 
+/**
+ * Starts an app with `start` before each test of the suite and closes it after: the object returned
+ * is the running app of the current test.
+ */
+export function startEach(start: () => Promise<Running>): Running {
+  let running: Running | undefined;
+  beforeEach(async () => {
+    running = await start();
+  });
+  afterEach(() => running?.close());
+  return {
+    get url() {
+      return running!.url;
+    },
+    close: () => running!.close(),
+  };
+}
+
+/** Sets the environment variable `name` to `value()` for the suite (what `node server.js` reads), then restores it. */
+export function envForSuite(name: string, value: () => Promise<string>): void {
+  const given = process.env[name];
+  beforeAll(async () => {
+    process.env[name] = await value();
+  });
+  afterAll(() => {
+    if (given === undefined) delete process.env[name];
+    else process.env[name] = given;
+  });
+}
+
 export interface Answer {
   status: number;
   headers: Headers;

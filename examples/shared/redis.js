@@ -28,6 +28,25 @@ function messageOf(error) {
 }
 
 /**
+ * Connects a client made with `lazyConnect` and pings it. When that fails, disconnects it and throws
+ * RedisUnreachableError: what could not be reached (`where`), why, and `hint`.
+ */
+async function connectOrExplain(client, where, hint) {
+  // Errors are reported here at start-up, and by Sluice's onStoreError (degraded decisions) later.
+  let lastError;
+  client.on('error', (error) => {
+    lastError = error;
+  });
+  try {
+    await client.connect();
+    await client.ping();
+  } catch (error) {
+    client.disconnect();
+    throw new RedisUnreachableError(`Cannot reach ${where} (${messageOf(lastError ?? error)}).\n${hint}`);
+  }
+}
+
+/**
  * An ioredis client for REDIS_URL (default redis://127.0.0.1:6379), once it answers. Throws
  * RedisUnreachableError, saying how to start Redis, when it does not.
  */
@@ -38,22 +57,12 @@ export async function connectRedis(url = process.env.REDIS_URL || DEFAULT_REDIS_
     connectTimeout: CONNECT_TIMEOUT_MS,
     retryStrategy: () => null,
   });
-  // Errors are reported below at start-up, and by Sluice's onStoreError (degraded decisions) later.
-  let lastError;
-  client.on('error', (error) => {
-    lastError = error;
-  });
-  try {
-    await client.connect();
-    await client.ping();
-  } catch (error) {
-    client.disconnect();
-    throw new RedisUnreachableError(
-      `Cannot reach Redis at ${withoutCredentials(url)} (${messageOf(lastError ?? error)}).\n` +
-        'Start one from the repository root with:   docker compose up -d redis\n' +
-        'or point REDIS_URL at yours:                REDIS_URL=redis://host:6379',
-    );
-  }
+  await connectOrExplain(
+    client,
+    `Redis at ${withoutCredentials(url)}`,
+    'Start one from the repository root with:   docker compose up -d redis\n' +
+      'or point REDIS_URL at yours:                REDIS_URL=redis://host:6379',
+  );
   // Connected: from now on reconnect after a drop, as ioredis does by default.
   client.options.retryStrategy = (times) => Math.min(times * 50, 2_000);
   return client;
@@ -81,21 +90,12 @@ export async function connectCluster(list = process.env.REDIS_CLUSTER_NODES || D
     clusterRetryStrategy: () => null,
     redisOptions: { connectTimeout: CONNECT_TIMEOUT_MS },
   });
-  let lastError;
-  cluster.on('error', (error) => {
-    lastError = error;
-  });
-  try {
-    await cluster.connect();
-    await cluster.ping();
-  } catch (error) {
-    cluster.disconnect();
-    throw new RedisUnreachableError(
-      `Cannot reach a Redis Cluster at ${list} (${messageOf(lastError ?? error)}).\n` +
-        'Start one from the repository root with:   docker compose --profile cluster up -d\n' +
-        'or point REDIS_CLUSTER_NODES at yours:     REDIS_CLUSTER_NODES=host:7000,host:7001',
-    );
-  }
+  await connectOrExplain(
+    cluster,
+    `a Redis Cluster at ${list}`,
+    'Start one from the repository root with:   docker compose --profile cluster up -d\n' +
+      'or point REDIS_CLUSTER_NODES at yours:     REDIS_CLUSTER_NODES=host:7000,host:7001',
+  );
   cluster.options.clusterRetryStrategy = (times) => Math.min(100 + times * 2, 2_000);
   return cluster;
 }

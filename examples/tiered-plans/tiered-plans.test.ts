@@ -1,14 +1,10 @@
-import { type Answer, ask, askInTurn, listenExpress, type Running, statuses } from '../shared/listen.js';
+import { type Answer, ask, askInTurn, listenExpress, startEach, statuses } from '../shared/listen.js';
 import { createApp } from './app.js';
 
 describe('examples/tiered-plans', () => {
-  let app: Running;
+  const app = startEach(() => listenExpress(createApp()));
   const things = () => `${app.url}/v1/things`;
   const withKey = (key: string) => ({ headers: { 'x-api-key': key } });
-  beforeEach(async () => {
-    app = await listenExpress(createApp());
-  });
-  afterEach(() => app.close());
 
   it('a free key gets the free plan: a burst of 5, and both policies in the headers', async () => {
     const answers = await askInTurn(6, things(), withKey('free-key-123'));

@@ -1,10 +1,3 @@
-import { defineConfig } from 'tsup';
+import { packageConfig } from '../../scripts/tsup-package.js';
 
-export default defineConfig({
-  entry: { index: 'src/index.ts' },
-  format: ['esm', 'cjs'],
-  dts: true,
-  clean: true,
-  target: 'node20',
-  tsconfig: 'tsconfig.build.json',
-});
+export default packageConfig();

@@ -1,16 +1,18 @@
 import { Redis } from 'ioredis';
 import { describeRedis, formatNodes, type RedisCluster, startCluster } from '../support/redis.js';
 import {
+  burst,
   contractBreaches,
   healthProblems,
   lateRecoveries,
   limitsOnRedis,
+  localLimitBreaches,
   RECOVERY_MS,
   report,
   sawDegraded,
   sleep,
 } from './contract.js';
-import { Load } from './load.js';
+import { Load, type Sample } from './load.js';
 import { type AppServer, type Framework, type Mode, startServer } from './servers.js';
 
 /**
@@ -52,24 +54,38 @@ async function synced(replica: Redis): Promise<void> {
   }
 }
 
-/** The replica serving `master`, as CLUSTER NODES on another node reports it. */
-async function replicaOf(cluster: RedisCluster, master: number): Promise<Redis> {
+/**
+ * The replica serving `master` (as CLUSTER NODES on another node reports it), and a subject whose
+ * key lives in that master's slots: the `x-subject` header `value` becomes the subject `id:value`,
+ * which is the hash tag of its keys whatever the server's prefix.
+ */
+async function replicaOf(
+  cluster: RedisCluster,
+  master: number,
+): Promise<{ replica: Redis; subjectThere: string }> {
   const { host, port } = cluster.servers[(master + 1) % 3]!;
   const peer = new Redis({ host, port });
   const table = String(await peer.call('CLUSTER', 'NODES'))
     .trim()
     .split('\n');
-  peer.disconnect();
   const target = cluster.servers[master]!;
-  const masterId = table
-    .find((line) => line.split(' ')[1]!.startsWith(`${target.host}:${target.port}@`))!
-    .split(' ')[0];
+  const line = table.find((l) => l.split(' ')[1]!.startsWith(`${target.host}:${target.port}@`))!.split(' ');
+  const ranges = line.slice(8).map((range) => range.split('-').map(Number));
+  let subjectThere = '';
+  for (let n = 0; subjectThere === ''; n++) {
+    const slot = Number(await peer.call('CLUSTER', 'KEYSLOT', `id:outage-${n}`));
+    if (ranges.some(([from, to]) => slot >= from! && slot <= (to ?? from!))) subjectThere = `outage-${n}`;
+  }
+  peer.disconnect();
   const replica = table
-    .find((line) => line.split(' ')[3] === masterId)!
+    .find((l) => l.split(' ')[3] === line[0])!
     .split(' ')[1]!
     .split('@')[0]!;
   const at = replica.lastIndexOf(':');
-  return new Redis({ host: replica.slice(0, at), port: Number(replica.slice(at + 1)) });
+  return {
+    replica: new Redis({ host: replica.slice(0, at), port: Number(replica.slice(at + 1)) }),
+    subjectThere,
+  };
 }
 
 describeRedis('chaos on a Redis Cluster: a master dies, its replica takes over', () => {
@@ -78,6 +94,8 @@ describeRedis('chaos on a Redis Cluster: a master dies, its replica takes over',
   let servers: AppServer[] = [];
   let load: Load;
   const at = { killed: 0, promoted: 0, end: 0 };
+  /** What each 'local' server answered a subject of the dead master before the promotion. */
+  const outage = new Map<string, Sample[]>();
   const server = (label: string) => servers.find((s) => s.label === label)!;
 
   beforeAll(async () => {
@@ -96,7 +114,8 @@ describeRedis('chaos on a Redis Cluster: a master dies, its replica takes over',
         ),
       ),
     );
-    replica = await replicaOf(cluster, 0);
+    const found = await replicaOf(cluster, 0);
+    replica = found.replica;
     await synced(replica);
     load = new Load(servers);
     load.start();
@@ -104,6 +123,12 @@ describeRedis('chaos on a Redis Cluster: a master dies, its replica takes over',
 
     at.killed = Date.now();
     await cluster.servers[0]!.kill();
+    // A burst per 'local' server for a subject of the dead master, before the replica takes over.
+    await Promise.all(
+      servers
+        .filter((s) => s.mode === 'local')
+        .map(async (s) => outage.set(s.label, await burst(s, found.subjectThere, LIMIT + 1))),
+    );
     await promoted(replica);
     at.promoted = Date.now();
     await sleep(RECOVERY_MS + 1500);
@@ -131,6 +156,12 @@ describeRedis('chaos on a Redis Cluster: a master dies, its replica takes over',
       expect(sawDegraded(load, server(label), at.killed, at.promoted)).toBe(true);
       expect(lateRecoveries(load, server(label), at.promoted, at.end)).toEqual([]);
     });
+
+    if (label.endsWith('/local')) {
+      it('limits in process for the dead master’s subjects', () => {
+        expect(localLimitBreaches(outage.get(label) ?? [], LIMIT)).toEqual([]);
+      });
+    }
 
     it('limits on the cluster afterwards', async () => {
       expect(await limitsOnRedis(server(label), LIMIT)).toEqual([]);

@@ -6,7 +6,10 @@
  * PREFIX, and REDIS_URL or REDIS_CLUSTER ("host:port,..."). The subject is the `x-subject` header.
  * `GET /` answers `{ status, allowed, degraded }` for passed and denied requests alike (a `handler`
  * keeps the contract's status and headers and reports the decision). `GET /__stats` (not limited)
- * answers what this process saw: requests, the slowest decision, and unhandled rejections.
+ * answers what this process saw: requests, the slowest answer, answers slower than storeTimeout +
+ * 100 ms once stalls of the process that were not its own work are taken out (and how many
+ * were slow only by such stalls), and
+ * unhandled rejections.
  * Prints `READY <port>` once listening.
  */
 
@@ -18,8 +21,33 @@ import { sluice } from '@sluice/fastify';
 import { Cluster, Redis } from 'ioredis';
 
 const env = process.env;
-const stats = { requests: 0, maxMs: 0, slow: [], unhandled: [] };
+const stats = { requests: 0, maxMs: 0, slow: [], stalled: 0, unhandled: [] };
 const SLOW_MS = Number(env.STORE_TIMEOUT_MS) + 100;
+
+/**
+ * Stalls of this process that were not its own doing, as [end, length] in ms: a tick every 10 ms
+ * notes how late it ran, less the CPU time the process spent meanwhile (its own work, Sluice's
+ * included, is never excused). A response slow only because the process was not scheduled (a
+ * loaded machine) is told apart from one that Sluice made slow by taking these out.
+ */
+const stalls = [];
+let lastTick = performance.now();
+let lastCpu = process.cpuUsage();
+setInterval(() => {
+  const now = performance.now();
+  const cpu = process.cpuUsage(lastCpu);
+  const starved = now - lastTick - 10 - (cpu.user + cpu.system) / 1000;
+  if (starved > 2) stalls.push([now, starved]);
+  if (stalls.length > 10_000) stalls.splice(0, 5_000);
+  lastTick = now;
+  lastCpu = process.cpuUsage();
+}, 10).unref();
+
+function stalledBetween(from, to) {
+  let total = 0;
+  for (const [end, length] of stalls) total += Math.max(0, Math.min(end, to) - Math.max(end - length, from));
+  return total;
+}
 
 process.on('unhandledRejection', (reason) => {
   stats.unhandled.push(String(reason?.stack ?? reason).slice(0, 500));
@@ -49,12 +77,20 @@ const options = {
   subject: (req) => req.headers['x-subject'],
 };
 
-/** Time from the request reaching the app to its response finishing. */
+/** Time from the request reaching the app to its response finishing, less the stalls in between. */
 function timed(startedAt) {
-  const ms = performance.now() - startedAt;
+  const now = performance.now();
+  const ms = now - startedAt;
   stats.requests++;
   stats.maxMs = Math.max(stats.maxMs, ms);
-  if (ms > SLOW_MS && stats.slow.length < 20) stats.slow.push(Math.round(ms));
+  if (ms <= SLOW_MS) return;
+  // The tick that ends a stall may come after the response: look a tick past it.
+  setTimeout(() => {
+    const own = ms - stalledBetween(startedAt, now);
+    if (own <= SLOW_MS) stats.stalled++;
+    else if (stats.slow.length < 20)
+      stats.slow.push(`${Math.round(ms)} ms (${Math.round(own)} ms not stalled)`);
+  }, 15);
 }
 
 const report = (decision, status) => ({

@@ -7,8 +7,12 @@ export type Mode = 'local' | 'allow' | 'deny';
 
 export interface ServerStats {
   requests: number;
+  /** The slowest answer, stalls included. */
   maxMs: number;
-  slow: number[];
+  /** Answers slower than storeTimeout + 100 ms once the process's starved time is taken out. */
+  slow: string[];
+  /** Answers that were slower only because the process was not scheduled (a loaded machine). */
+  stalled: number;
   unhandled: string[];
 }
 

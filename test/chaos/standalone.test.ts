@@ -1,16 +1,18 @@
 import { Redis } from 'ioredis';
 import { describeRedis, type RedisProcess, startRedis } from '../support/redis.js';
 import {
+  burst,
   contractBreaches,
   healthProblems,
   lateRecoveries,
   limitsOnRedis,
+  localLimitBreaches,
   RECOVERY_MS,
   report,
   sawDegraded,
   sleep,
 } from './contract.js';
-import { Load } from './load.js';
+import { Load, type Sample } from './load.js';
 import { type AppServer, type Framework, type Mode, startServer } from './servers.js';
 
 /**
@@ -36,6 +38,8 @@ describeRedis('chaos on a standalone Redis', () => {
   let servers: AppServer[] = [];
   let load: Load;
   const at = { killed: 0, restarted: 0, paused: 0, unpaused: 0, flushed: 0, end: 0 };
+  /** What each 'local' server answered a fresh subject while Redis was down. */
+  const outage = new Map<string, Sample[]>();
   const server = (label: string) => servers.find((s) => s.label === label)!;
 
   beforeAll(async () => {
@@ -60,7 +64,10 @@ describeRedis('chaos on a standalone Redis', () => {
 
     at.killed = Date.now();
     await redis.kill();
-    await sleep(DOWN_MS);
+    const bursts = servers
+      .filter((s) => s.mode === 'local')
+      .map(async (s) => outage.set(s.label, await burst(s, `outage-${s.label}`, LIMIT + 1)));
+    await Promise.all([sleep(DOWN_MS), ...bursts]);
     await redis.restart();
     at.restarted = Date.now();
     await sleep(RECOVERY_MS + 1000);
@@ -105,6 +112,12 @@ describeRedis('chaos on a standalone Redis', () => {
       expect(sawDegraded(load, server(label), at.paused, at.unpaused)).toBe(true);
       expect(lateRecoveries(load, server(label), at.unpaused, at.flushed)).toEqual([]);
     });
+
+    if (label.endsWith('/local')) {
+      it('limits in process while Redis is down', () => {
+        expect(localLimitBreaches(outage.get(label) ?? [], LIMIT)).toEqual([]);
+      });
+    }
 
     it('does not notice a flushed script cache', () => {
       const after = load.of(label, at.flushed, at.end);

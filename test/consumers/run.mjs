@@ -60,10 +60,11 @@ function record(name, ok, detail = '') {
 const tail = (text, lines) => text.trimEnd().split('\n').slice(-lines).join('\n');
 const indent = (text) => text.replace(/^/gm, '      ');
 
-/** A step that passes when its command exits 0. */
+/** A step that passes when its command exits 0; its time is part of its name. */
 async function step(name, command, commandArgs, options) {
+  const started = Date.now();
   const { code, output } = await run(command, commandArgs, options);
-  record(name, code === 0, output);
+  record(`${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`, code === 0, output);
   return code === 0;
 }
 
@@ -91,14 +92,16 @@ async function checks(prefix, command, commandArgs, options) {
  * in the name, not failed.
  */
 async function typecheck(name, project) {
+  const started = Date.now();
   const { code, output } = await run(bin('tsc'), ['-p', project]);
+  const seconds = `${((Date.now() - started) / 1000).toFixed(1)} s`;
   const errors = output.split('\n').filter((line) => /\(\d+,\d+\): error TS\d+/.test(line));
   const foreign = errors.filter((line) => /\/node_modules\/(?!@sluice\/)/.test(line));
   const own = errors.length - foreign.length;
-  const note = foreign.length > 0 ? ` (${foreign.length} errors in third-party declarations ignored)` : '';
+  const note = foreign.length > 0 ? `, ${foreign.length} errors in third-party declarations ignored` : '';
   const ok = code === 0 || (errors.length > 0 && own === 0);
   record(
-    `${name}${note}`,
+    `${name} (${seconds}${note})`,
     ok,
     output
       .split('\n')

@@ -9,7 +9,7 @@ import {
   uniquePrefix,
 } from '../../packages/core/test/redis/clients.js';
 import { describeRedis, sharedCluster, sharedRedis } from '../support/redis.js';
-import { type Entry, scanAll, scanCluster } from './redis-scan.js';
+import { type Entry, scanAll, scanCluster, unhashedCredentials } from './redis-keys.js';
 import { FRAMEWORKS, type Options } from './servers.js';
 
 /**
@@ -126,10 +126,25 @@ describeRedis('no raw credential reaches Redis', () => {
   });
 
   it('no key of the standalone server holds a credential, in its name or its content', async () => {
-    expect(leaks(await scanAll(standalone))).toEqual([]);
+    const entries = await scanAll(standalone);
+    expect(leaks(entries)).toEqual([]);
+    expect(unhashedCredentials(entries)).toEqual([]);
   });
 
   it('no key of any cluster master holds a credential, in its name or its content', async () => {
-    expect(leaks(await scanCluster(cluster))).toEqual([]);
+    const entries = await scanCluster(cluster);
+    expect(leaks(entries)).toEqual([]);
+    expect(unhashedCredentials(entries)).toEqual([]);
+  });
+
+  it('the credential audit flags a key whose credential subject is not a digest', () => {
+    const hashed = `sluice:api:p:sw:{key:${'A'.repeat(43)}}`;
+    const raw = 'sluice:api:p:sw:{key:sk_live_abc}';
+    const behindGlobal = 'sluice:api:p:sw:{%@api}:token:tok_abc';
+    const entries = [hashed, raw, behindGlobal, 'sluice:api:g:sw:{%@api}'].map((key) => ({
+      key,
+      content: '',
+    }));
+    expect(unhashedCredentials(entries)).toEqual([raw, behindGlobal]);
   });
 });

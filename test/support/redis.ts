@@ -316,6 +316,17 @@ export async function sharedRedis(): Promise<string> {
   return (await ownServer).url;
 }
 
+/**
+ * A standalone server for one suite: REDIS_URL or the run's shared server, else one of the suite's
+ * own that `stop()` ends (call it in afterAll: a per-worker server outlives a worker Jest must kill).
+ */
+export async function suiteRedis(): Promise<{ url: string; stop(): Promise<void> }> {
+  const given = process.env.REDIS_URL ?? process.env[ENV_URL];
+  if (given) return { url: given, stop: async () => {} };
+  const own = await startRedis();
+  return { url: own.url, stop: () => own.stop() };
+}
+
 /** The cluster for tests that only read and write keys: the run's shared one, else one for this worker. */
 export async function sharedCluster(): Promise<RedisNode[]> {
   const given = process.env[ENV_CLUSTER];

@@ -48,19 +48,13 @@ export interface PolicyInfo {
  * retry, or, when allowed, the one with the least remaining (ties: the first).
  */
 export function buildDecision(policies: readonly PolicyInfo[], steps: readonly PolicyOutcome[]): Decision {
+  // One pass and no callbacks: this runs on every call.
   let allowed = true;
   let binding = 0;
-  for (let i = 0; i < steps.length; i++) {
-    const step = steps[i]!;
-    const best = steps[binding]!;
-    if (!step.allowed) {
-      if (allowed || step.retryAfterMs > best.retryAfterMs) binding = i;
-      allowed = false;
-    } else if (allowed && step.remaining < best.remaining) binding = i;
-  }
-  const states: PolicyState[] = new Array(policies.length);
+  let delayed = false;
   let delayMs = 0;
-  for (let i = 0; i < policies.length; i++) {
+  const states: PolicyState[] = new Array(policies.length);
+  for (let i = 0; i < steps.length; i++) {
     const p = policies[i]!;
     const step = steps[i]!;
     states[i] = {
@@ -72,7 +66,15 @@ export function buildDecision(policies: readonly PolicyInfo[], steps: readonly P
       resetMs: step.resetMs,
       allowed: step.allowed,
     };
-    if (p.delay && step.delayMs > delayMs) delayMs = step.delayMs;
+    if (p.delay) {
+      delayed = true;
+      if (step.delayMs > delayMs) delayMs = step.delayMs;
+    }
+    const best = steps[binding]!;
+    if (!step.allowed) {
+      if (allowed || step.retryAfterMs > best.retryAfterMs) binding = i;
+      allowed = false;
+    } else if (allowed && step.remaining < best.remaining) binding = i;
   }
   const chosen = steps[binding]!;
   const decision: Decision = {
@@ -85,6 +87,6 @@ export function buildDecision(policies: readonly PolicyInfo[], steps: readonly P
     policies: states,
   };
   if (!allowed) decision.reason = 'limit';
-  else if (policies.some((p) => p.delay)) decision.delayMs = delayMs;
+  else if (delayed) decision.delayMs = delayMs;
   return decision;
 }

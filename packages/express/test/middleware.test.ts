@@ -1,6 +1,7 @@
-import { type Decision, ErrorCodes, MemoryStore, SluiceConfigError, type Store } from '@sluice/core';
+import { type Decision, ErrorCodes, MemoryStore, SluiceConfigError } from '@sluice/core';
 import { rateLimiter } from '@sluice/express';
 import request from 'supertest';
+import { failingStore } from '../../../test/fixtures/stores.js';
 import { errorsAsJson, expressVersions } from './support.js';
 
 describe.each(expressVersions)('%s', (_, makeApp, makeRouter) => {
@@ -151,14 +152,14 @@ describe.each(expressVersions)('%s', (_, makeApp, makeRouter) => {
     });
 
     test('503 with Retry-After: 1 when the store fails and onStoreError is deny', async () => {
-      const broken: Store = {
-        local: false,
-        consume: () => Promise.reject(new Error('ECONNREFUSED')),
-        refund: () => undefined,
-        reset: () => undefined,
-      };
       const onDecision = jest.fn();
-      const app = appWith({ limit: 5, window: '1m', store: broken, onStoreError: 'deny', onDecision });
+      const app = appWith({
+        limit: 5,
+        window: '1m',
+        store: failingStore(),
+        onStoreError: 'deny',
+        onDecision,
+      });
       const res = await request(app).get('/');
       expect(res.status).toBe(503);
       expect(res.headers['retry-after']).toBe('1');
@@ -175,13 +176,7 @@ describe.each(expressVersions)('%s', (_, makeApp, makeRouter) => {
     });
 
     test('onStoreError allow passes requests on when the store fails', async () => {
-      const broken: Store = {
-        local: false,
-        consume: () => Promise.reject(new Error('down')),
-        refund: () => undefined,
-        reset: () => undefined,
-      };
-      const app = appWith({ limit: 1, window: '1m', store: broken, onStoreError: 'allow' });
+      const app = appWith({ limit: 1, window: '1m', store: failingStore(), onStoreError: 'allow' });
       expect(await statuses(app, 3)).toEqual([200, 200, 200]);
     });
 

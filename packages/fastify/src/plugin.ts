@@ -1,11 +1,12 @@
-import type { ServerResponse } from 'node:http';
 import {
+  callHandler,
   createHttpHandler,
+  frameworkReader,
   type HttpHandler,
   type HttpOutcome,
   MemoryStore,
   PROBLEM_CONTENT_TYPE,
-  type RequestReader,
+  passOn,
 } from '@sluice/core';
 import type {
   FastifyInstance,
@@ -35,58 +36,16 @@ interface RouteLimit {
   readonly run: Hook;
 }
 
-function first(value: unknown): string | undefined {
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value) && typeof value[0] === 'string') return value[0];
-  return undefined;
-}
-
-/** `'ip'` is `request.ip`, so Fastify's `trustProxy` decides whether X-Forwarded-For counts. */
-const reader: RequestReader<FastifyRequest> = {
-  ip: (request) => request.ip,
-  header: (request, name) => first(request.headers[name]),
-  query: (request, name) => first((request.query as Record<string, unknown> | undefined)?.[name]),
-};
-
-/** Calls `finish` with the status sent, or 0 when the connection closes first (`finish` ignores repeats). */
-function afterResponse(res: ServerResponse, finish: (statusCode: number) => void): void {
-  res.once('finish', () => finish(res.statusCode));
-  res.once('close', () => finish(0));
-}
-
-/** Holds a passing request for `delayMs`; a client gone meanwhile is not passed on. */
-function hold(res: ServerResponse, delayMs: number, done: Done): void {
-  const gone = () => clearTimeout(timer);
-  const timer = setTimeout(() => {
-    res.off('close', gone);
-    done();
-  }, delayMs);
-  res.once('close', gone);
-}
-
-function block(outcome: Outcome, request: FastifyRequest, reply: FastifyReply, done: Done): void {
-  reply.code(outcome.status);
-  if (outcome.handler === undefined) {
-    reply.type(PROBLEM_CONTENT_TYPE).send(outcome.body);
-    return;
-  }
-  try {
-    const answered: unknown = outcome.handler(request, reply, outcome.decision!);
-    if (answered instanceof Promise) answered.catch(done);
-  } catch (error) {
-    done(error as Error);
-  }
-}
-
 function apply(outcome: Outcome, request: FastifyRequest, reply: FastifyReply, done: Done): void {
   if (outcome.decision !== undefined) request.rateLimit = outcome.decision;
   reply.headers(outcome.headers);
-  if (!outcome.pass) block(outcome, request, reply, done);
-  else {
-    if (outcome.finish !== undefined) afterResponse(reply.raw, outcome.finish);
-    if (outcome.delayMs > 0) hold(reply.raw, outcome.delayMs, done);
-    else done();
+  if (outcome.pass) {
+    passOn(outcome, reply.raw, done);
+    return;
   }
+  reply.code(outcome.status);
+  if (outcome.handler !== undefined) callHandler(outcome, request, reply, done);
+  else reply.type(PROBLEM_CONTENT_TYPE).send(outcome.body);
 }
 
 /** The hook function of one limit: a plain value from a local store answers without a promise. */
@@ -115,7 +74,8 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
       http.name ??= name;
       http.store ??= shared ??= new MemoryStore();
     }
-    return { hook: parseHook(hook, 'hook'), run: hookOf(createHttpHandler(http, reader)) };
+    // `'ip'` is `request.ip`, so Fastify's `trustProxy` decides whether X-Forwarded-For counts.
+    return { hook: parseHook(hook, 'hook'), run: hookOf(createHttpHandler(http, frameworkReader)) };
   };
 
   let globalLimit: RouteLimit | undefined;
@@ -126,7 +86,7 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
     const standIn = http.limiter === undefined && http.policies === undefined;
     createHttpHandler(
       standIn ? { ...http, limit: http.limit ?? 1, window: http.window ?? 1, name: 'global' } : http,
-      reader,
+      frameworkReader,
     );
   }
 

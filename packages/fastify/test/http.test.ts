@@ -87,22 +87,29 @@ describe.each(frameworks)('%s over real HTTP on 127.0.0.1', (_, makeApp: MakeApp
     },
   );
 
-  test('leaky bucket with delay holds a request for its slot; without delay it does not', async () => {
-    const reached: number[] = [];
-    const port = await listen(async (a) => {
-      // The store's clock stands still, so the second request's slot is exactly one interval away.
+  /**
+   * A leaky bucket (with delay) of 1 per `window` holding `burst`, whose route calls `reached`. The
+   * store's clock stands still, so each request's slot is exactly one interval after the one before.
+   */
+  function leakyBucket(window: string, burst: number, reached: () => void): Promise<number> {
+    return listen(async (a) => {
       await a.register(sluice, {
         limit: 1,
-        window: '300ms',
-        burst: 3,
+        window,
+        burst,
         algorithm: 'leaky-bucket',
         store: new MemoryStore({ clock: alignedClock() }),
       });
       a.get('/', async () => {
-        reached.push(Date.now());
+        reached();
         return 'ok';
       });
     });
+  }
+
+  test('leaky bucket with delay holds a request for its slot', async () => {
+    const reached: number[] = [];
+    const port = await leakyBucket('300ms', 3, () => reached.push(Date.now()));
     const started = Date.now();
     const first = await send(port, '/').done;
     const second = await send(port, '/').done;
@@ -112,19 +119,7 @@ describe.each(frameworks)('%s over real HTTP on 127.0.0.1', (_, makeApp: MakeApp
 
   test('a client that disconnects while held is not passed on', async () => {
     let reached = 0;
-    const port = await listen(async (a) => {
-      await a.register(sluice, {
-        limit: 1,
-        window: '400ms',
-        burst: 2,
-        algorithm: 'leaky-bucket',
-        store: new MemoryStore({ clock: alignedClock() }),
-      });
-      a.get('/', async () => {
-        reached++;
-        return 'ok';
-      });
-    });
+    const port = await leakyBucket('400ms', 2, () => reached++);
     await send(port, '/').done;
     const held = send(port, '/');
     held.done.catch(() => {});
@@ -134,7 +129,8 @@ describe.each(frameworks)('%s over real HTTP on 127.0.0.1', (_, makeApp: MakeApp
     expect(reached).toBe(1);
   });
 
-  test('concurrency leases are released when the response finishes, exactly once', async () => {
+  /** A concurrency limit of 1: `/slow` holds its lease until `open()`, `/fast` answers at once. */
+  async function leaseApp() {
     const store = recording(new MemoryStore({ clock: alignedClock() }));
     let open: () => void = () => {};
     const gate = new Promise<void>((r) => {
@@ -157,8 +153,13 @@ describe.each(frameworks)('%s over real HTTP on 127.0.0.1', (_, makeApp: MakeApp
       });
       a.get('/fast', async () => 'fast');
     });
+    return { port, store, open, allowed: () => allowed };
+  }
+
+  test('concurrency leases are released when the response finishes, exactly once', async () => {
+    const { port, store, open, allowed } = await leaseApp();
     const slow = send(port, '/slow');
-    await eventually(() => allowed === 1);
+    await eventually(() => allowed() === 1);
     expect((await send(port, '/fast').done).status).toBe(429);
     open();
     expect((await slow.done).status).toBe(200);
@@ -167,35 +168,14 @@ describe.each(frameworks)('%s over real HTTP on 127.0.0.1', (_, makeApp: MakeApp
     expect((await send(port, '/fast').done).status).toBe(200);
     await eventually(() => store.refunds === 3);
     await new Promise((r) => setTimeout(r, 50));
-    expect(store.refunds).toBe(allowed);
+    expect(store.refunds).toBe(allowed());
   });
 
   test('a concurrency lease is released when the client aborts, exactly once', async () => {
-    const store = recording(new MemoryStore({ clock: alignedClock() }));
-    let open: () => void = () => {};
-    const gate = new Promise<void>((r) => {
-      open = r;
-    });
-    let allowed = 0;
-    const port = await listen(async (a) => {
-      await a.register(sluice, {
-        limit: 1,
-        window: '1m',
-        algorithm: 'concurrency',
-        store,
-        onDecision: (_r, d) => {
-          if (d.allowed) allowed++;
-        },
-      });
-      a.get('/slow', async () => {
-        await gate;
-        return 'slow';
-      });
-      a.get('/fast', async () => 'fast');
-    });
+    const { port, store, open, allowed } = await leaseApp();
     const slow = send(port, '/slow');
     slow.done.catch(() => {});
-    await eventually(() => allowed === 1);
+    await eventually(() => allowed() === 1);
     expect((await send(port, '/fast').done).status).toBe(429);
     slow.abort();
     await eventually(() => store.refunds === 1);
@@ -204,6 +184,6 @@ describe.each(frameworks)('%s over real HTTP on 127.0.0.1', (_, makeApp: MakeApp
     await eventually(() => store.refunds === 2);
     await new Promise((r) => setTimeout(r, 50));
     expect(store.refunds).toBe(2);
-    expect(allowed).toBe(2);
+    expect(allowed()).toBe(2);
   });
 });

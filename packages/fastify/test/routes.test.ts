@@ -15,6 +15,13 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
     return made;
   }
 
+  /** An app with the plugin registered; on a fresh memory store with an aligned clock unless `options` gives one. */
+  async function limited(options: SluiceFastifyOptions): Promise<FastifyInstance> {
+    const a = app();
+    await a.register(sluice, { store: new MemoryStore({ clock: alignedClock() }), ...options });
+    return a;
+  }
+
   const ok = async () => 'ok';
   const twoPerMinute = () =>
     createLimiter({ limit: 2, window: '1m', store: new MemoryStore({ clock: alignedClock() }) });
@@ -33,8 +40,7 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
 
   test("the global limit covers every route with one counter, named 'global'", async () => {
     const store = recording(new MemoryStore({ clock: alignedClock() }));
-    const a = app();
-    await a.register(sluice, { limit: 2, window: '1m', store });
+    const a = await limited({ limit: 2, window: '1m', store });
     a.get('/a', ok);
     a.post('/b', ok);
     expect(await statuses(a, ['/a', ['POST', '/b'], '/a', ['POST', '/b']])).toEqual([200, 200, 429, 429]);
@@ -43,8 +49,7 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
 
   test('config.rateLimit replaces the global options for its route, with its own counter and name', async () => {
     const store = recording(new MemoryStore({ clock: alignedClock() }));
-    const a = app();
-    await a.register(sluice, { limit: 5, window: '1m', store });
+    const a = await limited({ limit: 5, window: '1m', store });
     a.get('/search', { config: { rateLimit: { limit: 1, window: '1s' } } }, ok);
     a.get('/other', ok);
     expect(await statuses(a, ['/search', '/search', '/other', '/other'])).toEqual([200, 429, 200, 200]);
@@ -54,14 +59,7 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
   });
 
   test('a route inherits what its config.rateLimit does not set', async () => {
-    const a = app();
-    await a.register(sluice, {
-      limit: 5,
-      window: '1m',
-      headers: 'draft-7',
-      statusCode: 418,
-      store: new MemoryStore({ clock: alignedClock() }),
-    });
+    const a = await limited({ limit: 5, window: '1m', headers: 'draft-7', statusCode: 418 });
     a.get('/one', { config: { rateLimit: { limit: 1 } } }, ok);
     await a.inject({ method: 'GET', url: '/one' });
     const denied = await a.inject({ method: 'GET', url: '/one' });
@@ -70,15 +68,7 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
   });
 
   test('a route choosing another algorithm does not inherit burst or delay', async () => {
-    const a = app();
-    await a.register(sluice, {
-      limit: 5,
-      window: '1m',
-      algorithm: 'leaky-bucket',
-      burst: 2,
-      delay: false,
-      store: new MemoryStore({ clock: alignedClock() }),
-    });
+    const a = await limited({ limit: 5, window: '1m', algorithm: 'leaky-bucket', burst: 2, delay: false });
     a.get('/fw', { config: { rateLimit: { algorithm: 'fixed-window' } } }, ok);
     expect(await statuses(a, ['/fw', '/fw', '/fw', '/fw', '/fw', '/fw'])).toEqual([
       200, 200, 200, 200, 200, 429,
@@ -86,15 +76,10 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
   });
 
   test('policies and the shorthand replace each other as a whole', async () => {
-    const a = app();
-    await a.register(sluice, {
-      policies: [{ name: 'p', limit: 5, window: '1m' }],
-      store: new MemoryStore({ clock: alignedClock() }),
-    });
+    const a = await limited({ policies: [{ name: 'p', limit: 5, window: '1m' }] });
     a.get('/short', { config: { rateLimit: { limit: 1, window: '1m' } } }, ok);
     expect(await statuses(a, ['/short', '/short'])).toEqual([200, 429]);
-    const b = app();
-    await b.register(sluice, { limit: 5, window: '1m', store: new MemoryStore({ clock: alignedClock() }) });
+    const b = await limited({ limit: 5, window: '1m' });
     b.get('/long', { config: { rateLimit: { policies: [{ name: 'q', limit: 1, window: '1h' }] } } }, ok);
     expect(await statuses(b, ['/long', '/long'])).toEqual([200, 429]);
   });
@@ -146,8 +131,7 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
 
   test('the automatic HEAD route counts with its GET route', async () => {
     const store = recording(new MemoryStore({ clock: alignedClock() }));
-    const a = app();
-    await a.register(sluice, { global: false, store });
+    const a = await limited({ global: false, store });
     a.get('/doc', { config: { rateLimit: { limit: 2, window: '1m' } } }, ok);
     expect(await statuses(a, [['HEAD', '/doc'], '/doc', ['HEAD', '/doc']])).toEqual([200, 200, 429]);
     expect(new Set(store.names)).toEqual(new Set(['GET /doc']));
@@ -155,8 +139,7 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
 
   test("a route's name includes the prefix it is registered under", async () => {
     const store = recording(new MemoryStore({ clock: alignedClock() }));
-    const a = app();
-    await a.register(sluice, { global: false, store });
+    const a = await limited({ global: false, store });
     await a.register(
       async (v1) => {
         v1.get('/search', { config: { rateLimit: { limit: 1, window: '1m' } } }, ok);
@@ -300,8 +283,7 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
 
     test('never on the first request: a good route is checked once and then only runs', async () => {
       const store = recording(new MemoryStore({ clock: alignedClock() }));
-      const a = app();
-      await a.register(sluice, { global: false, store });
+      const a = await limited({ global: false, store });
       a.get('/fine', { config: { rateLimit: { limit: 1, window: '1m' } } }, ok);
       await a.ready();
       expect(store.names).toEqual([]);

@@ -48,22 +48,24 @@ export class Ban {
   }
 
   /**
-   * Counts one denial of `subject`, and starts the ban at the `after`-th. Never rejects: a strike
-   * lost to a store error is a strike not counted.
+   * Counts one denial of `subject`, and starts the ban at the `after`-th. Settles once both are in
+   * the store (undefined when a local store did it all at once), so a check made after that sees the
+   * ban. Never rejects: a strike lost to a store error is a strike not counted.
    */
-  strike(subject: string): void | Promise<void> {
+  strike(subject: string): Promise<void> | undefined {
     const counted = this.strikes.decide(subject, 1, 'consume');
     if (counted instanceof Promise) return counted.then((d) => this.afterStrike(subject, d), ignore);
     return this.afterStrike(subject, counted);
   }
 
-  private afterStrike(subject: string, counted: Decision): void | Promise<void> {
-    if (counted.allowed && counted.remaining > 0) return;
-    if (counted.reason === 'store-error') return;
-    // The strikes start over, so a ban that ends does not leave the next denial one strike from another.
+  private afterStrike(subject: string, counted: Decision): Promise<void> | undefined {
+    if (counted.allowed && counted.remaining > 0) return undefined;
+    if (counted.reason === 'store-error') return undefined;
+    // The strikes start over, so a ban that ends does not leave the next denial one strike from
+    // another. Sent together with the marker: one round trip more, on the denial that bans only.
     const reset = this.strikes.reset(subject).catch(ignore);
     const started = this.marker.decide(subject, 1, 'consume');
-    if (started instanceof Promise) return Promise.all([reset, started]).then(ignore, ignore);
+    return started instanceof Promise ? Promise.all([reset, started]).then(ignore, ignore) : undefined;
   }
 }
 

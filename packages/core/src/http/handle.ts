@@ -43,6 +43,8 @@
  * The order per request: `skip`; the subject; `allowList`; `denyList`; `cost`; the ban check; the
  * limiter; `onDecision` (every limiter and ban decision; not called for skipped, allow-listed or
  * deny-listed requests). With `shadow`, no outcome is ever blocked (`denyList` and `ban` included).
+ * With `ban`, a denial's strike (and the ban it may start) is in the store before its outcome is
+ * given, so the ban holds for the subject's very next request, in every process.
  *
  * `http.limiter` is the limiter in use (built from the options, or the `limiter` option), e.g. for
  * `reset(subject)`; `http.subjectOf(req)` resolves the subject exactly as `handle` does (the key the
@@ -269,7 +271,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     return blocked(403, headers, bannedBody(check.retryAfterMs), check, undefined);
   }
 
-  private answer(req: Req, subject: string, decision: Decision): Outcome<Req, Res> {
+  private answer(req: Req, subject: string, decision: Decision): Maybe<Outcome<Req, Res>> {
     this.report(req, decision);
     const { config } = this;
     if (decision.reason === 'store-error' && !decision.allowed) {
@@ -279,7 +281,15 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     const headers: Record<string, string> = {};
     this.writeHeaders?.(decision, headers);
     if (decision.allowed) return this.passed(decision, headers);
-    if (this.ban !== undefined) this.ban.strike(subject)?.catch(ignore);
+    const outcome = this.limited(decision, headers);
+    // The strike is recorded before the denial is answered, so a ban it starts holds for the very
+    // next request, in every process (a remote store: one more round trip, on denials only).
+    const struck = this.ban?.strike(subject);
+    return struck === undefined ? outcome : struck.then(() => outcome);
+  }
+
+  private limited(decision: Decision, headers: Record<string, string>): Outcome<Req, Res> {
+    const { config } = this;
     if (config.shadow) return this.passed(decision, headers);
     const retryAfter = retryAfterSeconds(decision.retryAfterMs);
     if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);

@@ -108,6 +108,7 @@ export class MemoryStore implements Store {
   consume(call: StoreCall): StoreOutcome {
     const now = this.clock();
     const { policies } = call.limiter;
+    if (policies.length === 1) return this.consumeOne(call, now);
     const slots: Array<Slot | undefined> = new Array(policies.length);
     const states: Array<State | undefined> = new Array(policies.length);
     for (let i = 0; i < policies.length; i++) {
@@ -132,6 +133,22 @@ export class MemoryStore implements Store {
       }
     }
     return { now, steps };
+  }
+
+  /**
+   * A single-policy call without the per-call arrays of the general path: the all-or-nothing rule
+   * is the policy's own step, except for a peek that would be allowed (decideAll reports that view).
+   */
+  private consumeOne(call: StoreCall, now: number): StoreOutcome {
+    const policy = call.limiter.policies[0]!;
+    const subject = policy.scope === 'global' ? '' : call.subject;
+    const slot = this.read(policy.namespace, subject, now);
+    const state = slot?.slice(STATE);
+    const result = policy.algorithm.step(state, now, call.cost, policy.params, call.leaseId);
+    if (!result.allowed) return { now, steps: [result] };
+    if (call.mode === 'peek') return { now, steps: decideAll(call, [state], now).steps };
+    this.write(policy.namespace, subject, slot, result.next, result.expiresAt, now);
+    return { now, steps: [result] };
   }
 
   refund(call: RefundCall): void {

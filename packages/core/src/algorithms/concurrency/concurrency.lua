@@ -4,8 +4,7 @@
 --   now        ms; cost: units of the call (0 observes); limit, windowMs: the policy's numbers
 --   leaseId    the call's lease (step: the lease taken; refund: the lease released)
 -- step returns allowed, next, remaining, resetMs, retryAfterMs (math.huge: never), delayMs, expiresAt;
--- refund returns next, expiresAt. The chunk returns step, refund, and whether expiresAt moves only
--- when a window starts (the store then keeps a key's TTL while it lasts long enough).
+-- refund returns next, expiresAt. The chunk returns step and refund.
 
 local function step(state, now, cost, limit, windowMs, burst, leaseId)
   local from = 1
@@ -57,4 +56,4 @@ local function refund(state, now, cost, chargedAt, leaseId)
   return next, now
 end
 
-return step, refund, false
+return step, refund

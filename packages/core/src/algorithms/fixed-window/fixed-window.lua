@@ -3,8 +3,9 @@
 --   state      the stored { windowIndex, count }, or nil
 --   now        ms; cost: units of the call (0 observes); limit, windowMs: the policy's numbers
 -- step returns allowed, next, remaining, resetMs, retryAfterMs (math.huge: never), delayMs, expiresAt;
--- refund returns next, expiresAt. The chunk returns step, refund, and whether expiresAt moves only
--- when a window starts (the store then keeps a key's TTL while it lasts long enough).
+-- refund returns next, expiresAt. The chunk returns step, refund and expiresAtOf(state, windowMs):
+-- the expiresAt that step and refund give every state they write, which moves only when a window
+-- starts (the store keeps a key's TTL while the stored state's expiresAt covers the next one).
 local floor = math.floor
 local max = math.max
 
@@ -30,4 +31,9 @@ local function refund(state, now, cost, chargedAt, leaseId, limit, windowMs)
   return { index, max(0, state[2] - cost) }, (index + 1) * windowMs
 end
 
-return step, refund, true
+-- A stored state matters until its window ends.
+local function expiresAtOf(state, windowMs)
+  return (state[1] + 1) * windowMs
+end
+
+return step, refund, expiresAtOf

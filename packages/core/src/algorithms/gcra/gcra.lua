@@ -3,8 +3,7 @@
 --   state      the stored { anchorMs, units }: the theoretical arrival time anchorMs + units / limit
 --   now        ms; cost: units of the call (0 observes); limit, w, burst: limit, windowMs and capacity
 -- step returns allowed, next, remaining, resetMs, retryAfterMs (math.huge: never), delayMs, expiresAt;
--- refund returns next, expiresAt. The chunk returns step, refund, and whether expiresAt moves only
--- when a window starts (the store then keeps a key's TTL while it lasts long enough).
+-- refund returns next, expiresAt. The chunk returns step and refund.
 local floor = math.floor
 local max = math.max
 
@@ -44,4 +43,4 @@ local function refund(state, now, cost, chargedAt, leaseId, limit, w)
   return { anchor, rest }, anchor
 end
 
-return step, refund, false
+return step, refund

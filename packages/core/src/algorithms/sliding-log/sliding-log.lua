@@ -3,8 +3,7 @@
 --   state      the stored { t1, c1, t2, c2, ... } (entries in time order, one per ms), or nil
 --   now        ms; cost: units of the call (0 observes); limit, windowMs: the policy's numbers
 -- step returns allowed, next, remaining, resetMs, retryAfterMs (math.huge: never), delayMs, expiresAt;
--- refund returns next, expiresAt. The chunk returns step, refund, and whether expiresAt moves only
--- when a window starts (the store then keeps a key's TTL while it lasts long enough).
+-- refund returns next, expiresAt. The chunk returns step and refund.
 
 -- Index of the first entry still inside the window (entries at or before `oldest` have left).
 local function live(state, oldest)
@@ -75,4 +74,4 @@ local function refund(state, now, cost, chargedAt, leaseId, limit, windowMs)
   return next, now
 end
 
-return step, refund, false
+return step, refund

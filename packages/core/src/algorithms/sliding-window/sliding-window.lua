@@ -3,8 +3,9 @@
 --   state      the stored { windowIndex, current, previous }, or nil
 --   now        ms; cost: units of the call (0 observes); limit, w: the policy's limit and windowMs
 -- step returns allowed, next, remaining, resetMs, retryAfterMs (math.huge: never), delayMs, expiresAt;
--- refund returns next, expiresAt. The chunk returns step, refund, and whether expiresAt moves only
--- when a window starts (the store then keeps a key's TTL while it lasts long enough).
+-- refund returns next, expiresAt. The chunk returns step, refund and expiresAtOf(state, windowMs):
+-- the expiresAt that step and refund give every state they write, which moves only when a window
+-- starts (the store keeps a key's TTL while the stored state's expiresAt covers the next one).
 local floor = math.floor
 local max = math.max
 
@@ -53,4 +54,9 @@ local function refund(state, now, cost, chargedAt, leaseId, limit, w)
   return state, expiresAt
 end
 
-return step, refund, true
+-- A stored state matters until the end of the window after its own.
+local function expiresAtOf(state, w)
+  return (state[1] + 2) * w
+end
+
+return step, refund, expiresAtOf

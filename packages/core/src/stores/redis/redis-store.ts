@@ -84,7 +84,8 @@ export class RedisStore implements Store {
   consume(call: StoreCall): Promise<StoreOutcome> {
     const plan = planOf(call.limiter);
     const args = this.args(plan, call.subject, call.mode === 'consume' ? Op.consume : Op.peek, call.cost);
-    if (call.leaseId !== 0) args.push(call.leaseId);
+    if (this.clock !== undefined) args.push(call.leaseId, 0, this.clock());
+    else if (call.leaseId !== 0) args.push(call.leaseId);
     return this.run(plan.size, args, decode);
   }
 
@@ -93,6 +94,7 @@ export class RedisStore implements Store {
     const { cost, chargedAt, leaseId } = call.charge;
     const args = this.args(plan, call.subject, Op.refund, cost);
     args.push(leaseId, chargedAt);
+    if (this.clock !== undefined) args.push(this.clock());
     await this.run(plan.size, args, ignore);
   }
 
@@ -104,15 +106,17 @@ export class RedisStore implements Store {
     await this.run(size, keys, ignore);
   }
 
-  /** The keys, then op, clock and cost, then the policies' arguments (script.ts says the order). */
+  /**
+   * The keys, op and cost, then the policies' arguments; the trailing ones (lease id, chargedAt,
+   * clock) are the caller's to add, each only when it or a later one is given (script.ts).
+   */
   private args(plan: KeyPlan, subject: string, op: Op, cost: number): Array<string | number> {
     const { size, params } = plan;
-    const args: Array<string | number> = new Array(size + 3 + params.length);
+    const args: Array<string | number> = new Array(size + 2 + params.length);
     plan.keys(subject, args, 0);
     args[size] = op;
-    args[size + 1] = this.clock === undefined ? '' : this.clock();
-    args[size + 2] = cost;
-    for (let i = 0, at = size + 3; i < params.length; i++, at++) args[at] = params[i]!;
+    args[size + 1] = cost;
+    for (let i = 0, at = size + 2; i < params.length; i++, at++) args[at] = params[i]!;
     return args;
   }
 
@@ -134,6 +138,7 @@ export class RedisStore implements Store {
   }
 }
 
+/** What a refund or a reset does with the script's reply: nothing. */
 function ignore(): void {}
 
 /** The script's integers back into outcomes (a client may hand integers as strings). */

@@ -1,0 +1,129 @@
+import { EventEmitter } from 'node:events';
+import type { ServerResponse } from 'node:http';
+import { callHandler, type Decision, frameworkReader, type HttpOutcome, passOn } from '@sluice/core';
+
+/** The events of a ServerResponse that the helpers watch. */
+function fakeResponse(statusCode = 200) {
+  return Object.assign(new EventEmitter(), { statusCode }) as unknown as ServerResponse;
+}
+
+function outcome(delayMs: number, finish?: (statusCode: number) => void) {
+  return { delayMs, finish };
+}
+
+/** A finish that records the status of every call. */
+function recordFinish() {
+  const calls: number[] = [];
+  return { calls, finish: (statusCode: number) => void calls.push(statusCode) };
+}
+
+describe('passOn', () => {
+  test('no delay: next at once, and no listener without a finish', () => {
+    const res = fakeResponse();
+    const next = jest.fn();
+    passOn(outcome(0), res, next);
+    expect(next).toHaveBeenCalledTimes(1);
+    expect(res.listenerCount('close') + res.listenerCount('finish')).toBe(0);
+  });
+
+  test('finish gets the status sent when the response finishes', () => {
+    const res = fakeResponse(201);
+    const { calls, finish } = recordFinish();
+    passOn(outcome(0, finish), res, () => {});
+    expect(calls).toEqual([]);
+    res.emit('finish');
+    expect(calls[0]).toBe(201);
+  });
+
+  test('finish gets 0 when the connection closes first', () => {
+    const res = fakeResponse(200);
+    const { calls, finish } = recordFinish();
+    passOn(outcome(0, finish), res, () => {});
+    res.emit('close');
+    expect(calls).toEqual([0]);
+  });
+
+  describe('a held request', () => {
+    beforeEach(() => jest.useFakeTimers());
+    afterEach(() => jest.useRealTimers());
+
+    test('continues after delayMs, and stops watching the connection', () => {
+      const res = fakeResponse();
+      const next = jest.fn();
+      passOn(outcome(250, undefined), res, next);
+      jest.advanceTimersByTime(249);
+      expect(next).not.toHaveBeenCalled();
+      jest.advanceTimersByTime(1);
+      expect(next).toHaveBeenCalledTimes(1);
+      expect(res.listenerCount('close')).toBe(0);
+    });
+
+    test('is not passed on when the client leaves while held; finish still runs', () => {
+      const res = fakeResponse();
+      const next = jest.fn();
+      const { calls, finish } = recordFinish();
+      passOn(outcome(250, finish), res, next);
+      jest.advanceTimersByTime(100);
+      res.emit('close');
+      jest.advanceTimersByTime(1000);
+      expect(next).not.toHaveBeenCalled();
+      expect(calls).toEqual([0]);
+    });
+  });
+});
+
+describe('callHandler', () => {
+  const decision = { allowed: false } as Decision;
+  const blocked = (handler: HttpOutcome<string, string>['handler']) =>
+    ({ pass: false, status: 429, decision, handler }) as HttpOutcome<string, string>;
+
+  test('the handler answers with the request, the response and the decision', () => {
+    const handler = jest.fn();
+    const fail = jest.fn();
+    callHandler(blocked(handler), 'req', 'res', fail);
+    expect(handler).toHaveBeenCalledWith('req', 'res', decision);
+    expect(fail).not.toHaveBeenCalled();
+  });
+
+  test('a throw goes to fail', () => {
+    const fail = jest.fn();
+    callHandler(
+      blocked(() => {
+        throw new Error('boom');
+      }),
+      'req',
+      'res',
+      fail,
+    );
+    expect(fail).toHaveBeenCalledWith(new Error('boom'));
+  });
+
+  test('a rejection goes to fail', async () => {
+    const failed = new Promise((resolve) => {
+      callHandler(blocked((async () => Promise.reject(new Error('later'))) as () => void), 'r', 's', resolve);
+    });
+    await expect(failed).resolves.toEqual(new Error('later'));
+  });
+});
+
+describe('frameworkReader', () => {
+  const req = {
+    ip: '203.0.113.7',
+    headers: { 'x-api-key': 'k1', 'x-many': ['a', 'b'] as unknown as string },
+    query: { key: ['q1', 'q2'], one: 'q' },
+  };
+
+  test('reads ip, the first value of a header or a query parameter', () => {
+    expect(frameworkReader.ip(req)).toBe('203.0.113.7');
+    expect(frameworkReader.header(req, 'x-api-key')).toBe('k1');
+    expect(frameworkReader.header(req, 'x-many')).toBe('a');
+    expect(frameworkReader.query(req, 'key')).toBe('q1');
+    expect(frameworkReader.query(req, 'one')).toBe('q');
+  });
+
+  test('absent or non-string values read as undefined', () => {
+    expect(frameworkReader.header(req, 'authorization')).toBeUndefined();
+    expect(frameworkReader.query({ headers: {} }, 'key')).toBeUndefined();
+    expect(frameworkReader.query({ headers: {}, query: { key: { nested: 'x' } } }, 'key')).toBeUndefined();
+  });
+});
