@@ -2,7 +2,9 @@
  * Where a core decision spends its time: runs one Sluice call shape in a loop under the V8 CPU
  * profiler and prints the functions with the most self time.
  *
- *   node bench/profile-core.mjs [consume|decide] [hot|spread] [algorithm|two] [seconds]
+ *   node bench/profile-core.mjs [consume|decide] [hot|spread] [algorithm|two] [seconds] [--json]
+ *
+ * With --json it prints { calls, top: [{ share, fn }] } instead (the core suite embeds it).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -10,18 +12,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const [api = 'consume', shape = 'hot', algorithm = 'sliding-window', seconds = '3'] = process.argv.slice(2);
+const json = process.argv.includes('--json');
+const [api = 'consume', shape = 'hot', algorithm = 'sliding-window', seconds = '3'] = process.argv
+  .slice(2)
+  .filter((a) => a !== '--json');
 
 if (process.env.SLUICE_PROFILE_CHILD === undefined) {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-prof-'));
-  execFileSync(
+  const out = execFileSync(
     process.execPath,
     ['--cpu-prof', `--cpu-prof-dir=${dir}`, fileURLToPath(import.meta.url), api, shape, algorithm, seconds],
-    { stdio: 'inherit', env: { ...process.env, SLUICE_PROFILE_CHILD: '1' } },
+    { encoding: 'utf8', env: { ...process.env, SLUICE_PROFILE_CHILD: '1' } },
   );
   const profile = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]), 'utf8'));
   rmSync(dir, { recursive: true });
-  printSelfTime(profile);
+  const top = selfTime(profile);
+  if (json) process.stdout.write(JSON.stringify({ calls: out.trim(), top }));
+  else {
+    process.stdout.write(out);
+    for (const { share, fn } of top) console.log(`${(share * 100).toFixed(1).padStart(5)}%  ${fn}`);
+  }
 } else {
   await loop();
 }
@@ -44,23 +54,29 @@ async function loop() {
     }
     calls += 10_000;
   }
-  console.log(`${api} ${shape} ${algorithm}: ${((calls / Number(seconds)) / 1e6).toFixed(2)}M calls/s (profiled)`);
+  console.log(
+    `${api} ${shape} ${algorithm}: ${(calls / Number(seconds) / 1e6).toFixed(2)}M calls/s (profiled)`,
+  );
 }
 
-/** Self time per function (name and location), the top 25, as a share of the samples. */
-function printSelfTime(profile) {
+/**
+ * Self time per function (name and location) as a share of the samples, the top 15. V8 inlines
+ * small functions into their callers, so a caller's share includes what it inlined.
+ */
+function selfTime(profile) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const counts = new Map();
-  for (const id of profile.samples) counts.set(id, (counts.get(id) ?? 0) + 1);
   const self = new Map();
-  for (const [id, n] of counts) {
+  for (const id of profile.samples) {
     const { functionName, url, lineNumber } = byId.get(id).callFrame;
-    const where = url ? `${url.replace(/^.*\/(packages|node_modules)\//, '')}:${lineNumber + 1}` : '';
-    const key = `${functionName || '(anonymous)'} ${where}`;
-    self.set(key, (self.get(key) ?? 0) + n);
+    const where = url
+      ? ` ${url.replace(/^.*\/(packages|node_modules|bench)\//, '$1/')}:${lineNumber + 1}`
+      : '';
+    const key = `${functionName || '(anonymous)'}${where}`;
+    self.set(key, (self.get(key) ?? 0) + 1);
   }
   const total = profile.samples.length;
-  for (const [key, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) {
-    console.log(`${((100 * n) / total).toFixed(1).padStart(5)}%  ${key}`);
-  }
+  return [...self]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 15)
+    .map(([fn, n]) => ({ share: n / total, fn }));
 }

@@ -19,4 +19,10 @@ node -e '
   console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
 ' "$out" || true
 rm -f "$out"
+# A worker that Jest had to kill cannot stop its redis-server: end any test server left without a parent.
+for pid in $(pgrep -x redis-server || true); do
+  if [ "$(ps -o ppid= -p "$pid" | tr -d ' ')" = 1 ] && readlink "/proc/$pid/cwd" | grep -q '/sluice-redis-'; then
+    kill "$pid" 2>/dev/null || true
+  fi
+done
 exit "$status"

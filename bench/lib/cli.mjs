@@ -18,7 +18,10 @@ export function resultsDir(smoke = SMOKE) {
 export function writeResults(suite, data) {
   const file = join(resultsDir(), `${suite}.json`);
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify({ suite, smoke: SMOKE, date: new Date().toISOString(), ...data }, null, 1)}\n`);
+  writeFileSync(
+    file,
+    `${JSON.stringify({ suite, smoke: SMOKE, date: new Date().toISOString(), ...data }, null, 1)}\n`,
+  );
   return file;
 }
 

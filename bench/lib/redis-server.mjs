@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import Redis from 'ioredis';
 
@@ -20,6 +20,9 @@ export function freePort() {
  * developer's Redis. `stop()` ends it.
  */
 export async function startRedis() {
+  if (spawnSync('redis-server', ['--version']).error !== undefined) {
+    throw new Error('redis-server is not installed; this suite needs it (Debian: apt-get install -y redis-server)');
+  }
   const port = await freePort();
   const child = spawn(
     'redis-server',

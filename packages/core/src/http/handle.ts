@@ -40,6 +40,10 @@
  *    undefined nothing needs doing after the response: do not attach listeners (the fast path).
  *    A blocked outcome never has a `finish`.
  *
+ * On Node's http objects (Express, Fastify), ./adapter.ts does the framework-free parts of 3 and 4:
+ * `frameworkReader` reads `req.ip`/`headers`/`query`, `passOn` holds and continues a passing outcome
+ * and calls `finish`, `callHandler` runs the user's handler with its errors routed.
+ *
  * The order per request: `skip`; the subject; `allowList`; `denyList`; `cost`; the ban check; the
  * limiter; `onDecision` (every limiter and ban decision; not called for skipped, allow-listed or
  * deny-listed requests). With `shadow`, no outcome is ever blocked (`denyList` and `ban` included).

@@ -1,0 +1,42 @@
+/** A hello-world Fastify app, bare or behind one of the limiters; started by the http suite. */
+import fastifyRateLimit from '@fastify/rate-limit';
+import { RedisStore } from '@sluice/core';
+import sluice from '@sluice/fastify';
+import Fastify from 'fastify';
+import Redis from 'ioredis';
+import { announce, HELLO, ROUTES, serverArgs } from './limits.mjs';
+
+const { kind, redisPort } = serverArgs();
+const client = redisPort
+  ? new Redis({ port: redisPort, host: '127.0.0.1', enableAutoPipelining: true })
+  : undefined;
+
+const app = Fastify({ trustProxy: true, logger: false });
+
+/** Registers the plugin of `kind` (limiting only routes that ask) and returns each route's config. */
+const pluginFor = {
+  bare: async () => () => ({}),
+  'sluice-memory': async () => {
+    await app.register(sluice, { global: false });
+    return (route, { limit, windowMs }) => ({ rateLimit: { name: route, limit, window: windowMs } });
+  },
+  'sluice-redis': async () => {
+    await app.register(sluice, { global: false, store: new RedisStore({ client }) });
+    return (route, { limit, windowMs }) => ({ rateLimit: { name: route, limit, window: windowMs } });
+  },
+  'frl-memory': async () => {
+    await app.register(fastifyRateLimit, { global: false });
+    return (_route, { limit, windowMs }) => ({ rateLimit: { max: limit, timeWindow: windowMs } });
+  },
+  'frl-redis': async () => {
+    await app.register(fastifyRateLimit, { global: false, redis: client });
+    return (_route, { limit, windowMs }) => ({ rateLimit: { max: limit, timeWindow: windowMs } });
+  },
+};
+
+const configOf = await pluginFor[kind]();
+for (const [route, limits] of Object.entries(ROUTES)) {
+  app.get(`/${route}`, { config: configOf(route, limits) }, async () => HELLO);
+}
+await app.listen({ port: 0, host: '127.0.0.1' });
+announce(app.server.address().port);

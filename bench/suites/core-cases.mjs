@@ -1,0 +1,78 @@
+/**
+ * The cases of the core suite: Sluice (every algorithm and a two-policy limiter, through `consume`
+ * and the synchronous `decide`) and the peers' memory stores, on the allowed path (limits never
+ * reached) and on the denied path. Each case is built alone, in the process that measures it.
+ */
+import { createRequire } from 'node:module';
+import { LIMITER_CASES, takesLease, UNREACHED } from '../lib/policies.mjs';
+
+const require = createRequire(import.meta.url);
+const WINDOW_MS = 60_000;
+
+/** Every case: its id (what the measuring process is given) and what the report shows. */
+export function coreCases(smoke) {
+  const cases = [];
+  const add = (path, impl, label, api, subjects) =>
+    cases.push({ id: [path, impl, label, api, subjects].join('|'), path, impl, case: label, api, subjects });
+  const shapes = smoke ? ['hot'] : ['hot', 'spread'];
+  const labels = smoke ? ['sliding-window', 'two policies'] : LIMITER_CASES.map((c) => c.label);
+  for (const label of labels)
+    for (const api of ['consume', 'decide']) for (const s of shapes) add('allowed', 'sluice', label, api, s);
+  for (const s of shapes) {
+    add('allowed', 'express-rate-limit', 'fixed-window', 'MemoryStore.increment', s);
+    add('allowed', 'rate-limiter-flexible', 'fixed-window', 'RateLimiterMemory.consume', s);
+    add('allowed', '@fastify/rate-limit', 'fixed-window', 'LocalStore.incr', s);
+  }
+  add('denied', 'sluice', 'sliding-window', 'consume', 'hot');
+  add('denied', 'sluice', 'sliding-window', 'decide', 'hot');
+  add('denied', 'rate-limiter-flexible', 'fixed-window', 'RateLimiterMemory.consume', 'hot');
+  return cases;
+}
+
+/**
+ * The operation of one case, on one subject: `op(subject)`, and whether it returns a promise.
+ * `subjects` is how many distinct subjects it will see (sizes the @fastify/rate-limit LRU).
+ */
+export async function operationOf({ path, impl, case: label, api }, subjects) {
+  if (impl === 'sluice') {
+    const { createLimiter } = await import('@sluice/core');
+    const policies =
+      path === 'denied'
+        ? [{ limit: 100, window: '1h' }]
+        : LIMITER_CASES.find((c) => c.label === label).policies;
+    const limiter = createLimiter({ name: label, policies });
+    // A concurrency decision holds a lease: one operation is take and give back.
+    const lease = takesLease(policies);
+    if (api === 'consume') {
+      return lease
+        ? { isAsync: true, op: async (s) => (await limiter.consume(s)).release() }
+        : { isAsync: true, op: (s) => limiter.consume(s) };
+    }
+    return lease
+      ? { isAsync: false, op: (s) => limiter.decide(s, 1, 'consume').release() }
+      : { isAsync: false, op: (s) => limiter.decide(s, 1, 'consume') };
+  }
+  if (impl === 'express-rate-limit') {
+    const { MemoryStore } = await import('express-rate-limit');
+    const store = new MemoryStore();
+    store.init({ windowMs: WINDOW_MS });
+    return { isAsync: true, op: (s) => store.increment(s) };
+  }
+  if (impl === 'rate-limiter-flexible') {
+    const { RateLimiterMemory } = await import('rate-limiter-flexible');
+    if (path === 'denied') {
+      const limiter = new RateLimiterMemory({ points: 100, duration: 3600 });
+      // It refuses by rejecting the promise.
+      const refused = () => {};
+      return { isAsync: true, op: (s) => limiter.consume(s).catch(refused) };
+    }
+    const limiter = new RateLimiterMemory({ points: UNREACHED, duration: WINDOW_MS / 1000 });
+    return { isAsync: true, op: (s) => limiter.consume(s) };
+  }
+  // Not in the package's exports (it has none): the class the plugin counts with in memory. Its
+  // default cache holds 5,000 keys; it is sized to hold every subject, as a user would set it.
+  const LocalStore = require('@fastify/rate-limit/store/LocalStore.js');
+  const store = new LocalStore(false, false, Math.max(5000, subjects * 2));
+  const ignore = () => {};
+  return { isAsync: false, op: (s) => store.incr(s, ignore, WINDOW_MS, UNREACHED) };
+}

@@ -1,0 +1,160 @@
+/**
+ * Suite 3, http: hello-world Express and Fastify apps, each in its own process, bare and behind each
+ * limiter on memory and on Redis; the load generator (wrk, or autocannon) in another process. Every
+ * limited server is measured on the allowed path (limit never reached) and the denied path (every
+ * request answered 429), with one client address and with many; rounds are interleaved
+ * (A B C … A B C …) and every result is also a ratio to the bare app of the same round.
+ */
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { progress, SMOKE, writeResults } from '../lib/cli.mjs';
+import { load, loadTool } from '../lib/load.mjs';
+import { startRedis } from '../lib/redis-server.mjs';
+import { summarize } from '../lib/stats.mjs';
+
+const MANY = 10_000;
+const settings = SMOKE
+  ? { rounds: 1, seconds: 1, warmupSeconds: 0 }
+  : { rounds: 3, seconds: 2, warmupSeconds: 1 };
+
+const APPS = {
+  express: fileURLToPath(new URL('../servers/express-app.mjs', import.meta.url)),
+  fastify: fileURLToPath(new URL('../servers/fastify-app.mjs', import.meta.url)),
+};
+
+/** Each framework's servers: bare first (the ratios' base), then each limiter on memory and Redis. */
+const SERVERS = SMOKE
+  ? [
+      ['express', 'bare'],
+      ['express', 'sluice-memory'],
+      ['fastify', 'bare'],
+      ['fastify', 'sluice-memory'],
+    ]
+  : [
+      ['express', 'bare'],
+      ['express', 'sluice-memory'],
+      ['express', 'sluice-redis'],
+      ['express', 'erl-memory'],
+      ['express', 'erl-redis'],
+      ['express', 'rlf-memory'],
+      ['express', 'rlf-redis'],
+      ['fastify', 'bare'],
+      ['fastify', 'sluice-memory'],
+      ['fastify', 'sluice-redis'],
+      ['fastify', 'frl-memory'],
+      ['fastify', 'frl-redis'],
+    ];
+
+/** What each limiter kind is, for the report. */
+export const KIND_LABELS = {
+  bare: 'bare',
+  'sluice-memory': 'Sluice, memory',
+  'sluice-redis': 'Sluice, Redis',
+  'erl-memory': 'express-rate-limit, memory',
+  'erl-redis': 'express-rate-limit + rate-limit-redis',
+  'rlf-memory': 'rate-limiter-flexible, memory (few-line middleware)',
+  'rlf-redis': 'rate-limiter-flexible, Redis (few-line middleware)',
+  'frl-memory': '@fastify/rate-limit, memory',
+  'frl-redis': '@fastify/rate-limit, Redis',
+};
+
+const SCENARIOS = SMOKE
+  ? [
+      { path: 'allowed', subjects: 1 },
+      { path: 'denied', subjects: 1 },
+    ]
+  : [
+      { path: 'allowed', subjects: 1 },
+      { path: 'allowed', subjects: MANY },
+      { path: 'denied', subjects: 1 },
+      { path: 'denied', subjects: MANY },
+    ];
+
+function startServer(framework, kind, redisPort) {
+  const args = kind.endsWith('-redis') ? [kind, String(redisPort)] : [kind];
+  const child = fork(APPS[framework], args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m) => resolve({ framework, kind, child, port: m.port }));
+    child.once('exit', (code) => reject(new Error(`${framework} ${kind} exited with ${code}`)));
+  });
+}
+
+/** The runs of one round, in a fixed order: each scenario, each server (bare only on allowed paths). */
+function runsOf(servers) {
+  const runs = [];
+  for (const scenario of SCENARIOS) {
+    for (const server of servers) {
+      if (server.kind === 'bare' && scenario.path === 'denied') continue;
+      runs.push({ server, scenario });
+    }
+  }
+  return runs;
+}
+
+const key = ({ server, scenario }) =>
+  `${server.framework}|${server.kind}|${scenario.path}|${scenario.subjects}`;
+
+const started = Date.now();
+const tool = loadTool();
+const needsRedis = SERVERS.some(([, kind]) => kind.endsWith('-redis'));
+const redis = needsRedis ? await startRedis() : undefined;
+const servers = [];
+try {
+  for (const [framework, kind] of SERVERS) servers.push(await startServer(framework, kind, redis?.port));
+  progress(
+    `http: ${servers.length} servers up; load by ${tool.name} ${tool.version}, ${tool.connections} connections`,
+  );
+  const runs = runsOf(servers);
+  const url = ({ server, scenario }) => `http://127.0.0.1:${server.port}/${scenario.path}`;
+  if (settings.warmupSeconds > 0) {
+    // JIT warm-up, and on the denied path every client address spends its one request.
+    progress(`http: warm-up, ${runs.length} runs of ${settings.warmupSeconds} s`);
+    for (const run of runs)
+      await load(url(run), { seconds: settings.warmupSeconds, subjects: run.scenario.subjects });
+  }
+  const results = new Map(runs.map((r) => [key(r), []]));
+  for (let round = 0; round < settings.rounds; round++) {
+    for (const run of runs) {
+      results
+        .get(key(run))
+        .push(await load(url(run), { seconds: settings.seconds, subjects: run.scenario.subjects }));
+    }
+    progress(`http: round ${round + 1}/${settings.rounds} done (${runs.length} runs)`);
+  }
+  const rows = runs.map((run) => {
+    const rounds = results.get(key(run));
+    const bare = results.get(
+      key({
+        server: { framework: run.server.framework, kind: 'bare' },
+        scenario: { ...run.scenario, path: 'allowed' },
+      }),
+    );
+    const expected = run.scenario.path === 'denied' ? 'non2xx' : '2xx';
+    return {
+      framework: run.server.framework,
+      kind: run.server.kind,
+      label: KIND_LABELS[run.server.kind],
+      path: run.scenario.path,
+      subjects: run.scenario.subjects,
+      rps: summarize(rounds.map((r) => r.rps)),
+      ratioToBare: summarize(rounds.map((r, i) => r.rps / bare[i].rps)),
+      p50Ms: summarize(rounds.map((r) => r.p50Ms)),
+      p99Ms: summarize(rounds.map((r) => r.p99Ms)),
+      // The share of answers on the path measured (2xx when allowed, 429 when denied): 1 is clean.
+      onPath: Math.min(
+        ...rounds.map((r) => (expected === '2xx' ? r.requests - r.non2xx : r.non2xx) / r.requests),
+      ),
+      errors: rounds.map((r) => r.errors).filter(Boolean),
+    };
+  });
+  const file = writeResults('http', {
+    settings: { ...settings, manySubjects: MANY, tool },
+    redisVersion: redis?.version,
+    durationMs: Date.now() - started,
+    rows,
+  });
+  progress(`http: wrote ${file}`);
+} finally {
+  for (const s of servers) s.child.kill();
+  await redis?.stop();
+}
