@@ -7,7 +7,7 @@
  * With --json it prints { calls, top: [{ share, fn }] } instead (the core suite embeds it).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,10 +27,14 @@ if (process.env.SLUICE_PROFILE_CHILD === undefined) {
   const profile = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]), 'utf8'));
   rmSync(dir, { recursive: true });
   const top = selfTime(profile);
-  if (json) process.stdout.write(JSON.stringify({ calls: out.trim(), top }));
+  const lines = hotLines(profile);
+  if (json) process.stdout.write(JSON.stringify({ calls: out.trim(), top, lines }));
   else {
     process.stdout.write(out);
     for (const { share, fn } of top) console.log(`${(share * 100).toFixed(1).padStart(5)}%  ${fn}`);
+    console.log('\nhottest lines:');
+    for (const { share, where, code } of lines)
+      console.log(`${(share * 100).toFixed(1).padStart(5)}%  ${where}  ${code}`);
   }
 } else {
   await loop();
@@ -55,7 +59,7 @@ async function loop() {
     calls += 10_000;
   }
   console.log(
-    `${api} ${shape} ${algorithm}: ${(calls / Number(seconds) / 1e6).toFixed(2)}M calls/s (profiled)`,
+    `${api} ${shape} ${algorithm}: ${(calls / Number(seconds) / 1e6).toFixed(2)}M calls/s under the profiler`,
   );
 }
 
@@ -79,4 +83,30 @@ function selfTime(profile) {
     .sort((a, b) => b[1] - a[1])
     .slice(0, 15)
     .map(([fn, n]) => ({ share: n / total, fn }));
+}
+
+/** The source lines with the most samples (V8 records ticks per line), with their text. */
+function hotLines(profile) {
+  const total = profile.samples.length;
+  const ticks = new Map();
+  for (const node of profile.nodes) {
+    const { url } = node.callFrame;
+    if (!url.startsWith('file:')) continue;
+    for (const { line, ticks: n } of node.positionTicks ?? []) {
+      const key = `${url}\u0000${line}`;
+      ticks.set(key, (ticks.get(key) ?? 0) + n);
+    }
+  }
+  const sources = new Map();
+  return [...ticks]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 12)
+    .map(([key, n]) => {
+      const [url, line] = key.split('\u0000');
+      const file = fileURLToPath(url);
+      if (!sources.has(file))
+        sources.set(file, existsSync(file) ? readFileSync(file, 'utf8').split('\n') : []);
+      const code = (sources.get(file)[Number(line) - 1] ?? '').trim().slice(0, 100);
+      return { share: n / total, where: `${file.replace(/^.*\/(packages|bench)\//, '$1/')}:${line}`, code };
+    });
 }

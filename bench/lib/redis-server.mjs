@@ -21,7 +21,9 @@ export function freePort() {
  */
 export async function startRedis() {
   if (spawnSync('redis-server', ['--version']).error !== undefined) {
-    throw new Error('redis-server is not installed; this suite needs it (Debian: apt-get install -y redis-server)');
+    throw new Error(
+      'redis-server is not installed; this suite needs it (Debian: apt-get install -y redis-server)',
+    );
   }
   const port = await freePort();
   const child = spawn(
@@ -45,7 +47,7 @@ export async function startRedis() {
       await probe.ping();
       break;
     } catch (error) {
-      if (attempt > 100 || child.exitCode !== null) {
+      if (attempt > 200 || child.exitCode !== null) {
         child.kill();
         throw new Error(`redis-server did not start on port ${port}: ${error.message}\n${output}`);
       }

@@ -8,7 +8,7 @@ const LABEL_WIDTH = 330;
 const VALUE_WIDTH = 110;
 const ROW = 20;
 const GROUP_GAP = 26;
-const TOP = 58;
+const TOP = 70;
 const COLORS = { sluice: '#2563eb', peer: '#9ca3af', bare: '#374151' };
 
 function xml(text) {
@@ -60,11 +60,14 @@ export function barChart({ title, subtitle = '', groups, format, targets = [] })
     }
     y += 8;
   }
-  for (const target of targets) {
+  targets.forEach((target, i) => {
     const tx = x(target.value).toFixed(1);
-    parts.push(`<path d="M${tx} ${TOP - 6}V${y}" class="target"/>`);
-    parts.push(`<text x="${tx}" y="${TOP - 10}" class="target-label">${xml(target.label)}</text>`);
-  }
+    // Labels alternate between two heights so that close targets stay readable.
+    parts.push(`<path d="M${tx} ${TOP - 6 - (i % 2) * 11}V${y}" class="target"/>`);
+    parts.push(
+      `<text x="${tx}" y="${TOP - 10 - (i % 2) * 11}" class="target-label">${xml(target.label)}</text>`,
+    );
+  });
   const height = y + 24;
   const legend = [
     ['sluice', 'Sluice'],

@@ -13,7 +13,7 @@ import { coreCases } from './core-cases.mjs';
 
 const settings = SMOKE
   ? { rounds: 1, timeMs: 100, warmupMs: 30, batch: 1000, subjects: 10_000 }
-  : { rounds: 3, timeMs: 400, warmupMs: 150, batch: 1000, subjects: 100_000 };
+  : { rounds: 3, timeMs: 300, warmupMs: 100, batch: 1000, subjects: 100_000 };
 const spreadLabel = `${settings.subjects / 1000}k`;
 const CASE = fileURLToPath(new URL('./core-case.mjs', import.meta.url));
 const PROFILER = fileURLToPath(new URL('../profile-core.mjs', import.meta.url));

@@ -139,6 +139,8 @@ try {
       commandsPerDecision: metric('commandsPerDecision'),
       scriptsPerDecision: metric('scriptsPerDecision'),
       failed: rounds.reduce((n, r) => n + r.failed, 0),
+      // Sluice decisions taken by the in-process fallback (a call slower than storeTimeout): not Redis's.
+      degraded: entry.degraded?.() ?? 0,
     };
   });
   const file = writeResults('redis', {

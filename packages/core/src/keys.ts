@@ -5,6 +5,8 @@ import { createHash } from 'node:crypto';
  * tag or shift a separator, and long subjects are hashed so keys stay small whatever a client sends.
  */
 
+/** Subjects that are kept as they are: short, printable, nothing that needs escaping. */
+const PLAIN = /^[A-Za-z0-9._~:@!*+=/,;|$&()[\]^`'"<>?-]{1,64}$/;
 /** Characters escaped in names: the tag braces, the escape, the separator, the digest mark, the unprintable. */
 const SPECIAL = /[%{}:#]|[^\x21-\x7e]/g;
 /** The same for subjects, which may keep ':' (the subject ends its tag or its key). */
@@ -33,25 +35,10 @@ export function digest(value: string): string {
  * mark each escape with '%', and digests start with '#'.
  */
 export function encodeSubject(subject: string): string {
-  if (isPlain(subject)) return subject;
+  if (PLAIN.test(subject)) return subject;
   if (subject.length > MAX_PLAIN_LENGTH) return `#${digest(subject)}`;
   const escaped = subject.replace(SUBJECT_SPECIAL, escapeChar);
   return escaped.length > MAX_PLAIN_LENGTH ? `#${digest(subject)}` : escaped;
-}
-
-/**
- * Subjects kept as they are: 1 to 64 printable ASCII characters, none of '#', '%', '\\', '{', '}'.
- * A loop rather than a regular expression: it runs on every call and costs less.
- */
-function isPlain(subject: string): boolean {
-  const length = subject.length;
-  if (length === 0 || length > MAX_PLAIN_LENGTH) return false;
-  for (let i = 0; i < length; i++) {
-    const c = subject.charCodeAt(i);
-    if (c < 0x21 || c > 0x7e || c === 0x23 || c === 0x25 || c === 0x5c || c === 0x7b || c === 0x7d)
-      return false;
-  }
-  return true;
 }
 
 /** A policy's namespace: prefix, limiter, policy and algorithm code, names escaped. */
