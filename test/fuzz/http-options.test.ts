@@ -194,26 +194,44 @@ describe.each(frameworks)('fuzzed plugin options on %s', (_label, makeApp) => {
   /** A route's config.rateLimit: the HTTP options and `hook` (`global` belongs to the plugin alone). */
   const routeOptions = withOwn(fc.record({ hook }, { requiredKeys: [] }));
 
+  type App = ReturnType<typeof makeApp>;
+  /**
+   * Builds an app with `setup` (after `before`, whose errors are not the options' fault): either the
+   * options are refused with SluiceConfigError, or the app answers a request as the contract says.
+   */
+  async function answerOrRefuse(
+    seen: { accepted: number; refused: number },
+    options: unknown,
+    headers: Record<string, string>,
+    setup: (app: App) => Promise<void>,
+    before?: (app: App) => unknown,
+  ): Promise<void> {
+    const app = makeApp();
+    await before?.(app);
+    try {
+      await setup(app);
+      await app.ready();
+    } catch (error) {
+      expectConfigError(error);
+      seen.refused++;
+      await app.close();
+      return;
+    }
+    seen.accepted++;
+    const res = await app.inject({ method: 'GET', url: '/', headers });
+    await app.close();
+    expectContractStatus(options, res.statusCode, res.body);
+  }
+
   it('global options either answer requests or fail register with SluiceConfigError', async () => {
     const { seen, check } = tally();
     await fc.assert(
-      fc.asyncProperty(pluginOptions, headersOf, async (options, headers) => {
-        const app = makeApp();
-        try {
+      fc.asyncProperty(pluginOptions, headersOf, (options, headers) =>
+        answerOrRefuse(seen, options, headers, async (app) => {
           await app.register(sluice, options as never);
           app.get('/', async () => 'ok');
-          await app.ready();
-        } catch (error) {
-          expectConfigError(error);
-          seen.refused++;
-          await app.close();
-          return;
-        }
-        seen.accepted++;
-        const res = await app.inject({ method: 'GET', url: '/', headers });
-        await app.close();
-        expectContractStatus(options, res.statusCode, res.body);
-      }),
+        }),
+      ),
       { numRuns: RUNS },
     );
     check();
@@ -222,24 +240,18 @@ describe.each(frameworks)('fuzzed plugin options on %s', (_label, makeApp) => {
   it('route options either answer requests or fail with SluiceConfigError when the route is added', async () => {
     const { seen, check } = tally();
     await fc.assert(
-      fc.asyncProperty(routeOptions, headersOf, async (options, headers) => {
-        const app = makeApp();
-        await app.register(sluice, { global: false, limit: 10, window: '1m' });
-        try {
-          await app.after();
-          app.get('/', { config: { rateLimit: options as never } }, async () => 'ok');
-          await app.ready();
-        } catch (error) {
-          expectConfigError(error);
-          seen.refused++;
-          await app.close();
-          return;
-        }
-        seen.accepted++;
-        const res = await app.inject({ method: 'GET', url: '/', headers });
-        await app.close();
-        expectContractStatus(options, res.statusCode, res.body);
-      }),
+      fc.asyncProperty(routeOptions, headersOf, async (options, headers) =>
+        answerOrRefuse(
+          seen,
+          options,
+          headers,
+          async (app) => {
+            await app.after();
+            app.get('/', { config: { rateLimit: options as never } }, async () => 'ok');
+          },
+          (app) => app.register(sluice, { global: false, limit: 10, window: '1m' }),
+        ),
+      ),
       { numRuns: RUNS },
     );
     check();
