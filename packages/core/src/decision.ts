@@ -57,15 +57,7 @@ export function buildDecision(policies: readonly PolicyInfo[], steps: readonly P
   for (let i = 0; i < steps.length; i++) {
     const p = policies[i]!;
     const step = steps[i]!;
-    states[i] = {
-      name: p.name,
-      algorithm: p.algorithm,
-      limit: p.limit,
-      windowMs: p.windowMs,
-      remaining: step.remaining,
-      resetMs: step.resetMs,
-      allowed: step.allowed,
-    };
+    states[i] = stateOf(p, step);
     if (p.delay) {
       delayed = true;
       if (step.delayMs > delayMs) delayMs = step.delayMs;
@@ -89,4 +81,33 @@ export function buildDecision(policies: readonly PolicyInfo[], steps: readonly P
   if (!allowed) decision.reason = 'limit';
   else if (delayed) decision.delayMs = delayMs;
   return decision;
+}
+
+/** The decision of a single-policy limiter: buildDecision without its loop. */
+export function buildOneDecision(policy: PolicyInfo, step: PolicyOutcome): Decision {
+  const { allowed } = step;
+  const decision: Decision = {
+    allowed,
+    limit: policy.limit,
+    remaining: step.remaining,
+    resetMs: step.resetMs,
+    retryAfterMs: allowed ? 0 : step.retryAfterMs,
+    policy: policy.name,
+    policies: [stateOf(policy, step)],
+  };
+  if (!allowed) decision.reason = 'limit';
+  else if (policy.delay) decision.delayMs = step.delayMs;
+  return decision;
+}
+
+function stateOf(p: PolicyInfo, step: PolicyOutcome): PolicyState {
+  return {
+    name: p.name,
+    algorithm: p.algorithm,
+    limit: p.limit,
+    windowMs: p.windowMs,
+    remaining: step.remaining,
+    resetMs: step.resetMs,
+    allowed: step.allowed,
+  };
 }

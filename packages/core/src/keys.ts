@@ -5,12 +5,14 @@ import { createHash } from 'node:crypto';
  * tag or shift a separator, and long subjects are hashed so keys stay small whatever a client sends.
  */
 
-/** Subjects that are kept as they are: short, printable, nothing that needs escaping. */
-const PLAIN = /^[A-Za-z0-9._~:@!*+=/,;|$&()[\]^`'"<>?-]{1,64}$/;
 /** Characters escaped in names: the tag braces, the escape, the separator, the digest mark, the unprintable. */
 const SPECIAL = /[%{}:#]|[^\x21-\x7e]/g;
 /** The same for subjects, which may keep ':' (the subject ends its tag or its key). */
 const SUBJECT_SPECIAL = /[%{}#]|[^\x21-\x7e]/g;
+/** 1 for the char codes a plain subject may hold: printable ASCII but the SUBJECT_SPECIAL ones. */
+const PLAIN_CODES = new Uint8Array(0x7f);
+for (let code = 0x21; code <= 0x7e; code++)
+  PLAIN_CODES[code] = '%{}#'.includes(String.fromCharCode(code)) ? 0 : 1;
 /** Longer subjects are replaced by a digest: bounded keys whatever a client sends. */
 const MAX_PLAIN_LENGTH = 64;
 
@@ -35,10 +37,22 @@ export function digest(value: string): string {
  * mark each escape with '%', and digests start with '#'.
  */
 export function encodeSubject(subject: string): string {
-  if (PLAIN.test(subject)) return subject;
+  if (isPlain(subject)) return subject;
   if (subject.length > MAX_PLAIN_LENGTH) return `#${digest(subject)}`;
   const escaped = subject.replace(SUBJECT_SPECIAL, escapeChar);
   return escaped.length > MAX_PLAIN_LENGTH ? `#${digest(subject)}` : escaped;
+}
+
+/**
+ * True when `subject` is its own encoding: short, printable, nothing escaped. A loop over char codes,
+ * not a regular expression: it runs on every call.
+ */
+function isPlain(subject: string): boolean {
+  const length = subject.length;
+  if (length > MAX_PLAIN_LENGTH) return false;
+  // Out of range (not ASCII) reads undefined: not plain either.
+  for (let i = 0; i < length; i++) if (PLAIN_CODES[subject.charCodeAt(i)] !== 1) return false;
+  return true;
 }
 
 /** A policy's namespace: prefix, limiter, policy and algorithm code, names escaped. */

@@ -1,5 +1,4 @@
-import type { Charge } from './algorithms/index.js';
-import { buildDecision, type Decision, type PolicyInfo } from './decision.js';
+import { buildDecision, buildOneDecision, type Decision, type PolicyInfo } from './decision.js';
 import { ErrorCodes } from './errors.js';
 import { encodeName, encodeSubject, policyNamespace } from './keys.js';
 import { type LimiterConfig, type LimiterOptions, parseLimiterOptions } from './options.js';
@@ -76,6 +75,8 @@ class SluiceLimiter implements Limiter {
   private leaseId: number;
   /** Timeout, circuit breaker, fallback and deny cache for stores that can fail. */
   private readonly guard: StoreGuard | undefined;
+  /** The store when it is a MemoryStore and there is one policy: decided without StoreCall and StoreOutcome. */
+  private readonly memory: MemoryStore | undefined;
 
   constructor(options: LimiterOptions) {
     const config = parseLimiterOptions(options);
@@ -113,6 +114,7 @@ class SluiceLimiter implements Limiter {
     // Lease ids only need to differ between calls that overlap; a random start keeps processes apart.
     this.leaseId = Math.floor(Math.random() * 2 ** 40) * 1024;
     if (config.store !== undefined) warnOnNameReuse(this.store, config);
+    this.memory = this.store instanceof MemoryStore && storePolicies.length === 1 ? this.store : undefined;
     this.guard = this.store.local
       ? undefined
       : new StoreGuard(
@@ -142,6 +144,7 @@ class SluiceLimiter implements Limiter {
   decide(subject: string, cost: number, mode: StoreCall['mode']): Decision | Promise<Decision> {
     const encoded = encodeSubject(subject);
     const leaseId = this.leases === undefined || mode === 'peek' ? 0 : ++this.leaseId;
+    if (this.memory !== undefined) return this.decideInMemory(this.memory, encoded, cost, leaseId, mode);
     const call: StoreCall = { limiter: this.target, subject: encoded, cost, leaseId, mode };
     if (this.guard !== undefined) return this.guard.decide(call);
     const outcome = this.store.consume(call);
@@ -164,6 +167,21 @@ class SluiceLimiter implements Limiter {
     }
   }
 
+  /** The single-policy decision on a MemoryStore: the store's step, straight into the decision. */
+  private decideInMemory(
+    store: MemoryStore,
+    subject: string,
+    cost: number,
+    leaseId: number,
+    mode: StoreCall['mode'],
+  ): Decision {
+    const now = store.clock();
+    const step = store.decideOne(this.target.policies[0]!, subject, cost, leaseId, mode, now);
+    const decision = buildOneDecision(this.policies[0]!, step);
+    if (decision.allowed && mode === 'consume') this.giveBack(decision, subject, cost, now, leaseId, store);
+    return decision;
+  }
+
   /** The decision of a store's outcome; its refund and release go to `refunds`. */
   private finish(
     outcome: StoreOutcome,
@@ -171,28 +189,41 @@ class SluiceLimiter implements Limiter {
     refunds: Pick<Store, 'refund'> = this.store,
   ): Decision {
     const decision = buildDecision(this.policies, outcome.steps);
-    if (!decision.allowed || call.mode === 'peek') return decision;
-    const charge = { cost: call.cost, chargedAt: outcome.now, leaseId: call.leaseId };
-    decision.refund = this.giveBack(this.target, call.subject, charge, refunds);
-    if (this.leases !== undefined)
-      decision.release = this.giveBack(this.leases, call.subject, charge, refunds);
+    if (decision.allowed && call.mode === 'consume')
+      this.giveBack(decision, call.subject, call.cost, outcome.now, call.leaseId, refunds);
     return decision;
   }
 
-  /** A function that gives the charge back once; later calls do nothing. */
+  /** Sets the allowed decision's `refund`, and its `release` when the limiter takes leases. */
   private giveBack(
-    target: StoreLimiter,
+    decision: Decision,
     subject: string,
-    charge: Charge,
+    cost: number,
+    chargedAt: number,
+    leaseId: number,
     refunds: Pick<Store, 'refund'>,
-  ): () => Promise<void> {
-    let done = false;
-    return async () => {
-      if (done) return;
-      done = true;
-      await refunds.refund({ limiter: target, subject, charge });
-    };
+  ): void {
+    decision.refund = giveBackOnce(refunds, this.target, subject, cost, chargedAt, leaseId);
+    if (this.leases !== undefined)
+      decision.release = giveBackOnce(refunds, this.leases, subject, cost, chargedAt, leaseId);
   }
+}
+
+/** A function that gives a charge back once; later calls do nothing. The charge is built only then. */
+function giveBackOnce(
+  refunds: Pick<Store, 'refund'>,
+  limiter: StoreLimiter,
+  subject: string,
+  cost: number,
+  chargedAt: number,
+  leaseId: number,
+): () => Promise<void> {
+  let done = false;
+  return async () => {
+    if (done) return;
+    done = true;
+    await refunds.refund({ limiter, subject, charge: { cost, chargedAt, leaseId } });
+  };
 }
 
 /** Builds a limiter; throws SluiceConfigError at once for any option it cannot accept. */

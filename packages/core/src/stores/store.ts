@@ -101,16 +101,24 @@ export function decideAll(
   // Nothing is charged: a policy that would have allowed reports its state as it stands.
   const steps: PolicyOutcome[] = results.slice();
   for (let i = 0; i < policies.length; i++) {
-    if (!results[i]!.allowed) continue;
-    const { algorithm, params } = policies[i]!;
-    const seen = algorithm.step(states[i], now, 0, params, leaseId);
-    steps[i] = {
-      allowed: true,
-      remaining: seen.remaining,
-      resetMs: seen.resetMs,
-      retryAfterMs: 0,
-      delayMs: seen.delayMs,
-    };
+    if (results[i]!.allowed) steps[i] = standing(policies[i]!, states[i], now, leaseId);
   }
   return { steps, results, commit };
+}
+
+/** The outcome of a policy that would allow a call that is not charged: its state as it stands. */
+export function standing(
+  { algorithm, params }: StorePolicy,
+  state: number[] | undefined,
+  now: number,
+  leaseId: number,
+): PolicyOutcome {
+  const seen = algorithm.step(state, now, 0, params, leaseId);
+  return {
+    allowed: true,
+    remaining: seen.remaining,
+    resetMs: seen.resetMs,
+    retryAfterMs: 0,
+    delayMs: seen.delayMs,
+  };
 }
