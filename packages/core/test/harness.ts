@@ -1,5 +1,6 @@
 import { createLimiter, type Decision, type Limiter, MemoryStore, type Policy } from '@sluice/core';
 import { type ManualClock, manualClock } from '@sluice/core/testing';
+import type { Algorithm, PolicyParams, StepResult } from '../src/algorithms/index.js';
 
 /** A start aligned to every window used in tests (a whole day since the epoch), so window ends are round. */
 export const ALIGNED = 19_676 * 86_400_000;
@@ -49,4 +50,21 @@ export function expectNothingCharged(h: Harness, cost: number, subject = 's'): D
   expect(denied.allowed).toBe(false);
   expect(h.peek(1, subject)).toEqual(before);
   return denied;
+}
+
+/**
+ * One step of `algorithm` on `state` (undefined: none), as a store runs it; `next` is the state it
+ * would store, or `state` itself when it stores nothing (denied, or a cost of 0).
+ */
+export function stepOf(
+  algorithm: Algorithm,
+  state: number[] | undefined,
+  now: number,
+  cost: number,
+  p: PolicyParams,
+  leaseId = 0,
+): StepResult & { next: number[] | undefined } {
+  const next: number[] = [];
+  const result = algorithm.step(state, 0, now, cost, p, leaseId, next);
+  return { ...result, next: result.allowed && cost > 0 ? next : state };
 }

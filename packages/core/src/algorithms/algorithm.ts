@@ -26,18 +26,26 @@ export interface PolicyParams {
 /** The stored state of one key: a flat array of numbers whose layout belongs to its algorithm. */
 export type State = number[];
 
-/** What one algorithm says about one call, before the limiter knows whether every policy agrees. */
+/**
+ * Where a step writes the state to store, whole: set its length. The store's own array, reused from
+ * call to call (a decision allocates no state), so a step's result is read before the next step.
+ */
+export type NextState = number[];
+
+/**
+ * What one algorithm says about one call, before the limiter knows whether every policy agrees. An
+ * allowed step has written the state to store, if the whole call is allowed, into its `next`; the
+ * stored state is left alone otherwise.
+ */
 export interface StepResult {
   allowed: boolean;
-  /** The state to store if the whole call is allowed; the stored state is left alone otherwise. */
-  next: State | undefined;
   remaining: number;
   resetMs: number;
   /** 0 when allowed; Infinity when cost exceeds capacity. */
   retryAfterMs: number;
   /** leaky-bucket: how long the accepted request waits for its slot. */
   delayMs: number;
-  /** Absolute ms after which `next` means the same as no state, so a store may forget it. */
+  /** Absolute ms after which the next state means the same as no state, so a store may forget it. */
   expiresAt: number;
 }
 
@@ -58,14 +66,30 @@ export interface Algorithm {
   /** Short code used in store keys and to pick the Lua twin. */
   readonly code: string;
   /**
-   * Decides a call of `cost` at `now`. Pure: never mutates `state`. A cost of 0 observes: it reports
-   * the state as it stands (remaining, resetMs) and records nothing.
+   * Decides a call of `cost` at `now` on the state held in `slot` from index `at` on (the store's
+   * array, read in place: no copy per call). Never mutates `slot`; when allowed, writes the state to
+   * store into `next`. A cost of 0 observes: it reports the state as it stands (remaining, resetMs)
+   * and records nothing (`next` is left as it was).
    */
-  step(state: State | undefined, now: number, cost: number, p: PolicyParams, leaseId: number): StepResult;
+  step(
+    slot: State | undefined,
+    at: number,
+    now: number,
+    cost: number,
+    p: PolicyParams,
+    leaseId: number,
+    next: NextState,
+  ): StepResult;
   /** Gives back what a call charged, as far as the algorithm can. Pure. */
   refund(state: State | undefined, now: number, charge: Charge, p: PolicyParams): RefundResult;
   /** The Lua twin: a chunk that registers this algorithm's step and refund under `code`. */
   readonly lua: string;
+}
+
+/** Gives `next` the length of the state it is to hold (setting a length that is already right costs a call). */
+export function sized(next: NextState, length: number): NextState {
+  if (next.length !== length) next.length = length;
+  return next;
 }
 
 /** Floor division of integers; exact for the magnitudes used here (well below 2^53). */
@@ -74,11 +98,6 @@ export function idiv(a: number, b: number): number {
 }
 
 /** Result for a call whose cost can never fit: denied with no finite retry. */
-export function tooCostly(
-  state: State | undefined,
-  remaining: number,
-  resetMs: number,
-  expiresAt: number,
-): StepResult {
-  return { allowed: false, next: state, remaining, resetMs, retryAfterMs: Infinity, delayMs: 0, expiresAt };
+export function tooCostly(remaining: number, resetMs: number, expiresAt: number): StepResult {
+  return { allowed: false, remaining, resetMs, retryAfterMs: Infinity, delayMs: 0, expiresAt };
 }

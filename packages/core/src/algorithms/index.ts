@@ -11,6 +11,7 @@ export type {
   Algorithm,
   AlgorithmName,
   Charge,
+  NextState,
   PolicyParams,
   RefundResult,
   State,

@@ -1,4 +1,4 @@
-import type { State } from '../algorithms/index.js';
+import type { NextState, State } from '../algorithms/index.js';
 import { describeValue, ErrorCodes, SluiceConfigError } from '../errors.js';
 import {
   decideAll,
@@ -99,6 +99,8 @@ export class MemoryStore implements Store {
    * key evicted before it (seconds per million evictions).
    */
   private readonly cursors = new Map<Map<string, Slot>, Cursor>();
+  /** Where the steps of a call write the states to store, one per policy: reused, never stored. */
+  private readonly nexts: NextState[] = [[]];
 
   constructor(options: MemoryStoreOptions = {}) {
     if (typeof options !== 'object' || options === null) {
@@ -150,14 +152,12 @@ export class MemoryStore implements Store {
       return { now, steps: [this.decideOne(policies[0]!, subject, cost, leaseId, mode, now)] };
     }
     const slots: Array<Slot | undefined> = new Array(policies.length);
-    const states: Array<State | undefined> = new Array(policies.length);
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i]!;
-      const slot = this.read(policy.namespace, policy.scope === 'global' ? '' : call.subject, now);
-      slots[i] = slot;
-      states[i] = slot?.slice(STATE);
+      slots[i] = this.read(policy.namespace, policy.scope === 'global' ? '' : call.subject, now);
     }
-    const { steps, results, commit } = decideAll(call, states, now);
+    while (this.nexts.length < policies.length) this.nexts.push([]);
+    const { steps, results, commit } = decideAll(call, slots, STATE, now, this.nexts);
     if (commit) {
       for (let i = 0; i < policies.length; i++) {
         const policy = policies[i]!;
@@ -166,7 +166,7 @@ export class MemoryStore implements Store {
           policy.namespace,
           policy.scope === 'global' ? '' : call.subject,
           slots[i],
-          result.next,
+          this.nexts[i]!,
           result.expiresAt,
           now,
         );
@@ -190,11 +190,11 @@ export class MemoryStore implements Store {
   ): PolicyOutcome {
     const key = policy.scope === 'global' ? '' : subject;
     const slot = this.read(policy.namespace, key, now);
-    const state = slot?.slice(STATE);
-    const result = policy.algorithm.step(state, now, cost, policy.params, leaseId);
+    const next = this.nexts[0]!;
+    const result = policy.algorithm.step(slot, STATE, now, cost, policy.params, leaseId, next);
     if (!result.allowed) return result;
-    if (mode === 'peek') return standing(policy, state, now, leaseId);
-    this.write(policy.namespace, key, slot, result.next, result.expiresAt, now);
+    if (mode === 'peek') return standing(policy, slot, STATE, now, leaseId, next);
+    this.write(policy.namespace, key, slot, next, result.expiresAt, now);
     return result;
   }
 

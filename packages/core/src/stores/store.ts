@@ -1,4 +1,4 @@
-import type { Algorithm, Charge, PolicyParams, StepResult } from '../algorithms/index.js';
+import type { Algorithm, Charge, NextState, PolicyParams, StepResult } from '../algorithms/index.js';
 
 /** What a store needs of one policy to run its step and name its key. */
 export interface StorePolicy {
@@ -78,13 +78,16 @@ export interface Store {
 }
 
 /**
- * Decides one call over states already read: the shared all-or-nothing rule that every store applies
- * (the Redis store applies the same rule in Lua). Returns the outcomes, and whether to commit.
+ * Decides one call over states already read, each held in its slot from index `at` on: the shared
+ * all-or-nothing rule that every store applies (the Redis store applies the same rule in Lua). Returns
+ * the outcomes, and whether to commit the states the steps wrote into `nexts` (one per policy).
  */
 export function decideAll(
   call: StoreCall,
-  states: ReadonlyArray<number[] | undefined>,
+  slots: ReadonlyArray<number[] | undefined>,
+  at: number,
   now: number,
+  nexts: readonly NextState[],
 ): { steps: PolicyOutcome[]; results: StepResult[]; commit: boolean } {
   const { cost, leaseId } = call;
   const { policies } = call.limiter;
@@ -92,7 +95,7 @@ export function decideAll(
   let allowed = true;
   for (let i = 0; i < policies.length; i++) {
     const { algorithm, params } = policies[i]!;
-    const result = algorithm.step(states[i], now, cost, params, leaseId);
+    const result = algorithm.step(slots[i], at, now, cost, params, leaseId, nexts[i]!);
     results[i] = result;
     if (!result.allowed) allowed = false;
   }
@@ -101,7 +104,7 @@ export function decideAll(
   // Nothing is charged: a policy that would have allowed reports its state as it stands.
   const steps: PolicyOutcome[] = results.slice();
   for (let i = 0; i < policies.length; i++) {
-    if (results[i]!.allowed) steps[i] = standing(policies[i]!, states[i], now, leaseId);
+    if (results[i]!.allowed) steps[i] = standing(policies[i]!, slots[i], at, now, leaseId, nexts[i]!);
   }
   return { steps, results, commit };
 }
@@ -109,11 +112,14 @@ export function decideAll(
 /** The outcome of a policy that would allow a call that is not charged: its state as it stands. */
 export function standing(
   { algorithm, params }: StorePolicy,
-  state: number[] | undefined,
+  slot: number[] | undefined,
+  at: number,
   now: number,
   leaseId: number,
+  next: NextState,
 ): PolicyOutcome {
-  const seen = algorithm.step(state, now, 0, params, leaseId);
+  // A cost of 0 writes nothing into `next`.
+  const seen = algorithm.step(slot, at, now, 0, params, leaseId, next);
   return {
     allowed: true,
     remaining: seen.remaining,

@@ -1,4 +1,4 @@
-import { type Algorithm, type State, tooCostly } from '../algorithm.js';
+import { type Algorithm, type State, sized, tooCostly } from '../algorithm.js';
 import lua from './concurrency.lua';
 
 /**
@@ -9,31 +9,33 @@ export const concurrency: Algorithm = {
   name: 'concurrency',
   code: 'cc',
   lua,
-  step(state, now, cost, { limit, windowMs }, leaseId) {
-    let from = 0;
+  step(slot, at, now, cost, { limit, windowMs }, leaseId, next) {
+    let from = at;
     let held = 0;
-    const length = state?.length ?? 0;
-    while (from < length && state![from]! <= now) from += 3;
-    for (let i = from; i < length; i += 3) held += state![i + 1]!;
-    const expiresAt = length > from ? state![length - 3]! : now;
-    if (cost > limit) return tooCostly(state, limit - held, 0, expiresAt);
+    const end = slot === undefined ? at : slot.length;
+    while (from < end && slot![from]! <= now) from += 3;
+    for (let i = from; i < end; i += 3) held += slot![i + 1]!;
+    const expiresAt = end > from ? slot![end - 3]! : now;
+    if (cost > limit) return tooCostly(limit - held, 0, expiresAt);
     if (held + cost <= limit) {
       // cost 0 observes without taking a lease (the uncharged view of a call that was not committed).
       if (cost === 0)
         return {
           allowed: true,
-          next: state,
           remaining: limit - held,
           resetMs: 0,
           retryAfterMs: 0,
           delayMs: 0,
           expiresAt,
         };
-      const next: State = state === undefined ? [] : state.slice(from);
-      next.push(now + windowMs, cost, leaseId);
+      const kept = end - from;
+      sized(next, kept + 3);
+      for (let i = 0; i < kept; i++) next[i] = slot![from + i]!;
+      next[kept] = now + windowMs;
+      next[kept + 1] = cost;
+      next[kept + 2] = leaseId;
       return {
         allowed: true,
-        next,
         remaining: limit - held - cost,
         resetMs: 0,
         retryAfterMs: 0,
@@ -45,15 +47,14 @@ export const concurrency: Algorithm = {
     let freed = 0;
     let i = from;
     while (held - freed + cost > limit) {
-      freed += state![i + 1]!;
+      freed += slot![i + 1]!;
       i += 3;
     }
     return {
       allowed: false,
-      next: state,
       remaining: limit - held,
       resetMs: 0,
-      retryAfterMs: state![i - 3]! - now,
+      retryAfterMs: slot![i - 3]! - now,
       delayMs: 0,
       expiresAt,
     };

@@ -1,4 +1,4 @@
-import { ALIGNED, expectExactRetry, expectNothingCharged, harness } from '../../../test/harness.js';
+import { ALIGNED, expectExactRetry, expectNothingCharged, harness, stepOf } from '../../../test/harness.js';
 import { fixedWindow } from './fixed-window.js';
 
 const policy = { limit: 3, window: '1s', algorithm: 'fixed-window' } as const;
@@ -77,9 +77,9 @@ describe('fixed-window', () => {
 
   it('keeps its state as [windowIndex, count] and forgets it when the window ends', () => {
     const p = { limit: 3, windowMs: 1000, burst: 3 };
-    const step = fixedWindow.step(undefined, ALIGNED + 10, 2, p, 0);
+    const step = stepOf(fixedWindow, undefined, ALIGNED + 10, 2, p, 0);
     expect(step.next).toEqual([ALIGNED / 1000, 2]);
     expect(step.expiresAt).toBe(ALIGNED + 1000);
-    expect(fixedWindow.step(step.next, ALIGNED + 1000, 3, p, 0).allowed).toBe(true);
+    expect(stepOf(fixedWindow, step.next, ALIGNED + 1000, 3, p, 0).allowed).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import { type Algorithm, idiv, type State, tooCostly } from '../algorithm.js';
+import { type Algorithm, idiv, sized, tooCostly } from '../algorithm.js';
 import lua from './fixed-window.lua';
 
 /** State: [windowIndex, count]. Windows are aligned to multiples of windowMs since the epoch. */
@@ -6,17 +6,16 @@ export const fixedWindow: Algorithm = {
   name: 'fixed-window',
   code: 'fw',
   lua,
-  step(state, now, cost, { limit, windowMs }) {
+  step(slot, at, now, cost, { limit, windowMs }, _leaseId, next) {
     const index = idiv(now, windowMs);
-    const count = state !== undefined && state[0] === index ? state[1]! : 0;
+    const count = slot !== undefined && slot[at] === index ? slot[at + 1]! : 0;
     const end = (index + 1) * windowMs;
     const resetMs = end - now;
-    if (cost > limit) return tooCostly(state, limit - count, resetMs, end);
+    if (cost > limit) return tooCostly(limit - count, resetMs, end);
     if (count + cost > limit) {
       // The next window starts empty, and cost <= limit fits there.
       return {
         allowed: false,
-        next: state,
         remaining: limit - count,
         resetMs,
         retryAfterMs: resetMs,
@@ -24,10 +23,11 @@ export const fixedWindow: Algorithm = {
         expiresAt: end,
       };
     }
-    const next: State = [index, count + cost];
+    sized(next, 2);
+    next[0] = index;
+    next[1] = count + cost;
     return {
       allowed: true,
-      next,
       remaining: limit - count - cost,
       resetMs,
       retryAfterMs: 0,

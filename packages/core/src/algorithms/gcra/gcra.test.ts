@@ -1,4 +1,4 @@
-import { ALIGNED, expectExactRetry, expectNothingCharged, harness } from '../../../test/harness.js';
+import { ALIGNED, expectExactRetry, expectNothingCharged, harness, stepOf } from '../../../test/harness.js';
 import { gcra } from './gcra.js';
 
 // Emission interval T = 100 ms, capacity 3 * T.
@@ -38,7 +38,7 @@ describe('gcra', () => {
     expect(h.peek()).toMatchObject({ remaining: 3, resetMs: 0 });
     // A full bucket is the same as no state: the step lets the store forget it then.
     const p = { limit: 10, windowMs: 1000, burst: 3 };
-    expect(gcra.step(undefined, ALIGNED, 3, p, 0).expiresAt).toBe(ALIGNED + 300);
+    expect(stepOf(gcra, undefined, ALIGNED, 3, p, 0).expiresAt).toBe(ALIGNED + 300);
   });
 
   it('rejects a cost above burst with Infinity', () => {
@@ -64,7 +64,7 @@ describe('gcra', () => {
     const p = { limit: 3, windowMs: 1000, burst: 5 };
     let state: number[] | undefined;
     for (let t = ALIGNED; t < ALIGNED + 5000; t += 97) {
-      const step = gcra.step(state, t, 1, p, 0);
+      const step = stepOf(gcra, state, t, 1, p, 0);
       if (!step.allowed) continue;
       state = step.next!;
       expect(state).toHaveLength(2);

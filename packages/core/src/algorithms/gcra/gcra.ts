@@ -1,4 +1,4 @@
-import { type Algorithm, idiv, type State, tooCostly } from '../algorithm.js';
+import { type Algorithm, idiv, sized, tooCostly } from '../algorithm.js';
 import lua from './gcra.lua';
 
 /**
@@ -13,20 +13,21 @@ export const gcra: Algorithm = {
   name: 'gcra',
   code: 'gc',
   lua,
-  step(state, now, cost, { limit, windowMs: w, burst }) {
+  step(slot, at, now, cost, { limit, windowMs: w, burst }, _leaseId, next) {
     // (max(tat, now) - now) * limit: how far the schedule runs ahead of now.
-    const ahead = state === undefined ? 0 : Math.max(0, (state[0]! - now) * limit + state[1]!);
+    const ahead = slot === undefined ? 0 : Math.max(0, (slot[at]! - now) * limit + slot[at + 1]!);
     const capacity = burst * w;
     const waitMs = ceilDiv(ahead, limit);
-    if (cost > burst) return tooCostly(state, Math.max(0, idiv(capacity - ahead, w)), waitMs, now + waitMs);
+    if (cost > burst) return tooCostly(Math.max(0, idiv(capacity - ahead, w)), waitMs, now + waitMs);
     const after = ahead + cost * w;
     if (after <= capacity) {
       const anchor = idiv(after, limit);
-      const next: State = [now + anchor, after - anchor * limit];
+      sized(next, 2);
+      next[0] = now + anchor;
+      next[1] = after - anchor * limit;
       const resetMs = ceilDiv(after, limit);
       return {
         allowed: true,
-        next,
         remaining: idiv(capacity - after, w),
         resetMs,
         retryAfterMs: 0,
@@ -36,7 +37,6 @@ export const gcra: Algorithm = {
     }
     return {
       allowed: false,
-      next: state,
       remaining: Math.max(0, idiv(capacity - ahead, w)),
       resetMs: waitMs,
       retryAfterMs: ceilDiv(after - capacity, limit),

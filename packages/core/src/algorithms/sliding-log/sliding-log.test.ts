@@ -1,4 +1,4 @@
-import { ALIGNED, expectExactRetry, expectNothingCharged, harness } from '../../../test/harness.js';
+import { ALIGNED, expectExactRetry, expectNothingCharged, harness, stepOf } from '../../../test/harness.js';
 import { slidingLog } from './sliding-log.js';
 
 const policy = { limit: 3, window: 1000, algorithm: 'sliding-log' } as const;
@@ -62,12 +62,12 @@ describe('sliding-log', () => {
   });
 
   it('stores each entry once with its cost, calls in one ms sharing an entry, never more than limit entries', () => {
-    let state = slidingLog.step(undefined, 0, 1, params, 0).next;
-    state = slidingLog.step(state, 0, 2, params, 0).next;
+    let state = stepOf(slidingLog, undefined, 0, 1, params, 0).next;
+    state = stepOf(slidingLog, state, 0, 2, params, 0).next;
     expect(state).toEqual([0, 3]);
     state = undefined;
     for (let t = 0; t < 10_000; t += 7) {
-      const step = slidingLog.step(state, t, 1, params, 0);
+      const step = stepOf(slidingLog, state, t, 1, params, 0);
       if (step.allowed) state = step.next;
       expect(state!.length).toBeLessThanOrEqual(2 * params.limit);
     }

@@ -1,4 +1,4 @@
-import { type Algorithm, type State, tooCostly } from '../algorithm.js';
+import { type Algorithm, sized, tooCostly } from '../algorithm.js';
 import lua from './sliding-log.lua';
 
 /**
@@ -10,32 +10,38 @@ export const slidingLog: Algorithm = {
   name: 'sliding-log',
   code: 'sl',
   lua,
-  step(state, now, cost, { limit, windowMs }) {
-    const from = live(state, now - windowMs);
+  step(slot, at, now, cost, { limit, windowMs }, _leaseId, next) {
+    const end = slot === undefined ? at : slot.length;
+    let from = at;
+    // Entries at or before now - windowMs have left the window.
+    while (from < end && slot![from]! <= now - windowMs) from += 2;
     let used = 0;
-    for (let i = from; i < (state?.length ?? 0); i += 2) used += state![i + 1]!;
-    const newest = state !== undefined && state.length > from ? state[state.length - 2]! : undefined;
+    for (let i = from; i < end; i += 2) used += slot![i + 1]!;
+    const newest = end > from ? slot![end - 2]! : undefined;
     const resetMs = newest === undefined ? 0 : newest + windowMs - now;
     const expiresAt = newest === undefined ? now : newest + windowMs;
-    if (cost > limit) return tooCostly(state, limit - used, resetMs, expiresAt);
+    if (cost > limit) return tooCostly(limit - used, resetMs, expiresAt);
     if (used + cost <= limit) {
       // cost 0 observes without recording (the uncharged view of a call that was not committed).
       if (cost === 0)
         return {
           allowed: true,
-          next: state,
           remaining: limit - used,
           resetMs,
           retryAfterMs: 0,
           delayMs: 0,
           expiresAt,
         };
-      const next: State = state === undefined ? [] : state.slice(from);
-      if (newest === now) next[next.length - 1]! += cost;
-      else next.push(now, cost);
+      const kept = end - from;
+      sized(next, newest === now ? kept : kept + 2);
+      for (let i = 0; i < kept; i++) next[i] = slot![from + i]!;
+      if (newest === now) next[kept - 1]! += cost;
+      else {
+        next[kept] = now;
+        next[kept + 1] = cost;
+      }
       return {
         allowed: true,
-        next,
         remaining: limit - used - cost,
         resetMs: windowMs,
         retryAfterMs: 0,
@@ -47,15 +53,14 @@ export const slidingLog: Algorithm = {
     let freed = 0;
     let i = from;
     while (used - freed + cost > limit) {
-      freed += state![i + 1]!;
+      freed += slot![i + 1]!;
       i += 2;
     }
     return {
       allowed: false,
-      next: state,
       remaining: limit - used,
       resetMs,
-      retryAfterMs: state![i - 2]! + windowMs - now,
+      retryAfterMs: slot![i - 2]! + windowMs - now,
       delayMs: 0,
       expiresAt,
     };
@@ -72,11 +77,3 @@ export const slidingLog: Algorithm = {
     return { next, expiresAt: next.length > 0 ? next[next.length - 2]! + windowMs : now };
   },
 };
-
-/** Index of the first entry still inside the window (entries at or before `oldest` have left). */
-function live(state: State | undefined, oldest: number): number {
-  if (state === undefined) return 0;
-  let i = 0;
-  while (i < state.length && state[i]! <= oldest) i += 2;
-  return i;
-}

@@ -1,4 +1,4 @@
-import { ALIGNED, expectExactRetry, expectNothingCharged, harness } from '../../../test/harness.js';
+import { ALIGNED, expectExactRetry, expectNothingCharged, harness, stepOf } from '../../../test/harness.js';
 import { slidingWindow } from './sliding-window.js';
 
 const policy = { limit: 10, window: 1000, algorithm: 'sliding-window' } as const;
@@ -75,9 +75,9 @@ describe('sliding-window', () => {
 
   it('keeps [windowIndex, current, previous] as its state', () => {
     const p = { limit: 10, windowMs: 1000, burst: 10 };
-    const a = slidingWindow.step(undefined, ALIGNED, 3, p, 0);
+    const a = stepOf(slidingWindow, undefined, ALIGNED, 3, p, 0);
     expect(a.next).toEqual([ALIGNED / 1000, 3, 0]);
-    const b = slidingWindow.step(a.next, ALIGNED + 1000, 1, p, 0);
+    const b = stepOf(slidingWindow, a.next, ALIGNED + 1000, 1, p, 0);
     expect(b.next).toEqual([ALIGNED / 1000 + 1, 1, 3]);
     expect(b.expiresAt).toBe(ALIGNED + 3000);
   });

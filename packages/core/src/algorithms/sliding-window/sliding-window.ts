@@ -1,4 +1,4 @@
-import { type Algorithm, idiv, type State, tooCostly } from '../algorithm.js';
+import { type Algorithm, idiv, sized, tooCostly } from '../algorithm.js';
 import lua from './sliding-window.lua';
 
 /**
@@ -9,42 +9,44 @@ export const slidingWindow: Algorithm = {
   name: 'sliding-window',
   code: 'sw',
   lua,
-  step(state, now, cost, { limit, windowMs: w }) {
+  step(slot, at, now, cost, { limit, windowMs: w }, _leaseId, next) {
     const index = idiv(now, w);
     const start = index * w;
     let curr = 0;
     let prev = 0;
-    if (state !== undefined) {
-      if (state[0] === index) {
-        curr = state[1]!;
-        prev = state[2]!;
-      } else if (state[0] === index - 1) prev = state[1]!;
+    if (slot !== undefined) {
+      if (slot[at] === index) {
+        curr = slot[at + 1]!;
+        prev = slot[at + 2]!;
+      } else if (slot[at] === index - 1) prev = slot[at + 1]!;
     }
     const end = start + w;
     const resetMs = end - now;
     // The estimate times W: prev * (W - elapsed) + curr * W.
     const scaled = prev * (end - now) + curr * w;
-    if (cost > limit) return tooCostly(state, Math.max(0, idiv(limit * w - scaled, w)), resetMs, end + w);
+    if (cost > limit) return tooCostly(Math.max(0, idiv(limit * w - scaled, w)), resetMs, end + w);
     if (scaled + cost * w <= limit * w) {
-      const next: State = [index, curr + cost, prev];
+      sized(next, 3);
+      next[0] = index;
+      next[1] = curr + cost;
+      next[2] = prev;
       const remaining = Math.max(0, idiv(limit * w - scaled - cost * w, w));
-      return { allowed: true, next, remaining, resetMs, retryAfterMs: 0, delayMs: 0, expiresAt: end + w };
+      return { allowed: true, remaining, resetMs, retryAfterMs: 0, delayMs: 0, expiresAt: end + w };
     }
-    let at: number;
+    let allowedAt: number;
     const room = (limit - curr - cost) * w;
     if (room >= 0) {
       // Denied with room left means prev > 0: wait until enough of it has slid out of the window.
-      at = end - idiv(room, prev);
+      allowedAt = end - idiv(room, prev);
     } else {
       // curr + cost > limit: in the next window curr becomes the previous count and slides out in turn.
-      at = end + w - idiv((limit - cost) * w, curr);
+      allowedAt = end + w - idiv((limit - cost) * w, curr);
     }
     return {
       allowed: false,
-      next: state,
       remaining: Math.max(0, idiv(limit * w - scaled, w)),
       resetMs,
-      retryAfterMs: at - now,
+      retryAfterMs: allowedAt - now,
       delayMs: 0,
       expiresAt: end + w,
     };
