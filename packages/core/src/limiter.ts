@@ -3,7 +3,7 @@ import { ErrorCodes } from './errors.js';
 import { encodeName, encodeSubject, policyNamespace } from './keys.js';
 import { type LimiterConfig, type LimiterOptions, parseLimiterOptions } from './options.js';
 import { StoreGuard } from './stores/failure.js';
-import { MemoryStore } from './stores/memory-store.js';
+import { type KeySpace, MemoryStore } from './stores/memory-store.js';
 import type { Store, StoreCall, StoreLimiter, StoreOutcome } from './stores/store.js';
 
 export interface CallOptions {
@@ -77,6 +77,8 @@ class SluiceLimiter implements Limiter {
   private readonly guard: StoreGuard | undefined;
   /** The store when it is a MemoryStore and there is one policy: decided without StoreCall and StoreOutcome. */
   private readonly memory: MemoryStore | undefined;
+  /** The memory store's keys of that policy. */
+  private readonly space: KeySpace | undefined;
 
   constructor(options: LimiterOptions) {
     const config = parseLimiterOptions(options);
@@ -115,6 +117,7 @@ class SluiceLimiter implements Limiter {
     this.leaseId = Math.floor(Math.random() * 2 ** 40) * 1024;
     if (config.store !== undefined) warnOnNameReuse(this.store, config);
     this.memory = this.store instanceof MemoryStore && storePolicies.length === 1 ? this.store : undefined;
+    this.space = this.memory?.spaceOf(storePolicies[0]!.namespace);
     this.guard = this.store.local
       ? undefined
       : new StoreGuard(
@@ -176,7 +179,7 @@ class SluiceLimiter implements Limiter {
     mode: StoreCall['mode'],
   ): Decision {
     const now = store.clock();
-    const step = store.decideOne(this.target.policies[0]!, subject, cost, leaseId, mode, now);
+    const step = store.decideOne(this.target.policies[0]!, this.space!, subject, cost, leaseId, mode, now);
     const decision = buildOneDecision(this.policies[0]!, step);
     if (decision.allowed && mode === 'consume') this.giveBack(decision, subject, cost, now, leaseId, store);
     return decision;

@@ -59,6 +59,8 @@ function sharedNow(): number {
  * as none; `touched` is the store's tick when the key last moved to the young end of its map.
  */
 type Slot = number[];
+/** The keys of one policy namespace, by subject, in order of use. */
+export type KeySpace = Map<string, Slot>;
 const EXPIRES_AT = 0;
 const TOUCHED = 1;
 /** Where the algorithm's state starts in a slot. */
@@ -149,12 +151,18 @@ export class MemoryStore implements Store {
     const { policies } = call.limiter;
     if (policies.length === 1) {
       const { subject, cost, leaseId, mode } = call;
-      return { now, steps: [this.decideOne(policies[0]!, subject, cost, leaseId, mode, now)] };
+      const policy = policies[0]!;
+      const space = this.spaceOf(policy.namespace);
+      return { now, steps: [this.decideOne(policy, space, subject, cost, leaseId, mode, now)] };
     }
     const slots: Array<Slot | undefined> = new Array(policies.length);
     for (let i = 0; i < policies.length; i++) {
       const policy = policies[i]!;
-      slots[i] = this.read(policy.namespace, policy.scope === 'global' ? '' : call.subject, now);
+      slots[i] = this.read(
+        this.spaceOf(policy.namespace),
+        policy.scope === 'global' ? '' : call.subject,
+        now,
+      );
     }
     while (this.nexts.length < policies.length) this.nexts.push([]);
     const { steps, results, commit } = decideAll(call, slots, STATE, now, this.nexts);
@@ -163,7 +171,7 @@ export class MemoryStore implements Store {
         const policy = policies[i]!;
         const result = results[i]!;
         this.write(
-          policy.namespace,
+          this.spaceOf(policy.namespace),
           policy.scope === 'global' ? '' : call.subject,
           slots[i],
           this.nexts[i]!,
@@ -177,11 +185,13 @@ export class MemoryStore implements Store {
 
   /**
    * A call of a single-policy limiter at `now` (a reading of `clock`), without the per-call objects
-   * of `consume`: the limiter's fast path. The all-or-nothing rule is the policy's own step, except
+   * of `consume`: the limiter's fast path, which keeps the policy's `space` (spaceOf) so as not to
+   * look it up on every call. The all-or-nothing rule is the policy's own step, except
    * for a peek that would be allowed (reported as the state stands, as decideAll does).
    */
   decideOne(
     policy: StorePolicy,
+    space: KeySpace,
     subject: string,
     cost: number,
     leaseId: number,
@@ -189,12 +199,12 @@ export class MemoryStore implements Store {
     now: number,
   ): PolicyOutcome {
     const key = policy.scope === 'global' ? '' : subject;
-    const slot = this.read(policy.namespace, key, now);
+    const slot = this.read(space, key, now);
     const next = this.nexts[0]!;
     const result = policy.algorithm.step(slot, STATE, now, cost, policy.params, leaseId, next);
     if (!result.allowed) return result;
     if (mode === 'peek') return standing(policy, slot, STATE, now, leaseId, next);
-    this.write(policy.namespace, key, slot, next, result.expiresAt, now);
+    this.write(space, key, slot, next, result.expiresAt, now);
     return result;
   }
 
@@ -202,11 +212,12 @@ export class MemoryStore implements Store {
     const now = this.clock();
     for (const policy of call.limiter.policies) {
       const subject = policy.scope === 'global' ? '' : call.subject;
-      const slot = this.read(policy.namespace, subject, now);
+      const space = this.spaceOf(policy.namespace);
+      const slot = this.read(space, subject, now);
       if (slot === undefined) continue;
       const state = slot.slice(STATE);
       const { next, expiresAt } = policy.algorithm.refund(state, now, call.charge, policy.params);
-      this.write(policy.namespace, subject, slot, next, expiresAt, now);
+      this.write(space, subject, slot, next, expiresAt, now);
     }
   }
 
@@ -217,25 +228,34 @@ export class MemoryStore implements Store {
   }
 
   /** The live slot of a key, moved towards the young end if it has grown old; expired slots are dropped. */
-  private read(namespace: string, subject: string, now: number): Slot | undefined {
-    const space = this.spaces.get(namespace);
-    const slot = space?.get(subject);
+  /** The keys of `namespace`, an empty space at first. */
+  spaceOf(namespace: string): KeySpace {
+    let space = this.spaces.get(namespace);
+    if (space === undefined) {
+      space = new Map();
+      this.spaces.set(namespace, space);
+    }
+    return space;
+  }
+
+  private read(space: KeySpace, subject: string, now: number): Slot | undefined {
+    const slot = space.get(subject);
     if (slot === undefined) return undefined;
     if (slot[EXPIRES_AT]! <= now) {
-      space!.delete(subject);
+      space.delete(subject);
       this.count--;
       return undefined;
     }
     if (this.tick - slot[TOUCHED]! > this.moveAfter) {
-      space!.delete(subject);
-      space!.set(subject, slot);
+      space.delete(subject);
+      space.set(subject, slot);
       slot[TOUCHED] = ++this.tick;
     }
     return slot;
   }
 
   private write(
-    namespace: string,
+    space: KeySpace,
     subject: string,
     slot: Slot | undefined,
     state: State | undefined,
@@ -248,15 +268,10 @@ export class MemoryStore implements Store {
         // Same shape (always, for fixed-size states): overwrite in place, no allocation.
         slot[EXPIRES_AT] = expiresAt;
         for (let i = 0; i < size; i++) slot[STATE + i] = state![i]!;
-      } else this.spaces.get(namespace)!.set(subject, slotOf(expiresAt, slot[TOUCHED]!, state));
+      } else space.set(subject, slotOf(expiresAt, slot[TOUCHED]!, state));
       return;
     }
     if (expiresAt <= now) return;
-    let space = this.spaces.get(namespace);
-    if (space === undefined) {
-      space = new Map();
-      this.spaces.set(namespace, space);
-    }
     this.sweepSome(now);
     if (this.count >= this.maxKeys) this.evict(now);
     space.set(subject, slotOf(expiresAt, ++this.tick, state));
