@@ -138,6 +138,46 @@ describe('MemoryStore expiry', () => {
   });
 });
 
+describe('MemoryStore default clock', () => {
+  /** createLimiter of a fresh copy of the module: no reading left by earlier tests. */
+  let freshLimiter: typeof createLimiter;
+  beforeEach(() => {
+    jest.isolateModules(() => {
+      freshLimiter = require('../src/limiter.js').createLimiter;
+    });
+  });
+  afterEach(() => jest.useRealTimers());
+
+  it('shares a Date.now reading between calls until a timer turn 1 ms on, or 32 calls, have passed', () => {
+    jest.useFakeTimers({ now: ALIGNED });
+    const limiter = freshLimiter({ limit: 100, window: '1s', algorithm: 'fixed-window' });
+    const resetMs = () => (limiter.decide('s', 1, 'consume') as Decision).resetMs;
+    expect(resetMs()).toBe(1000);
+    jest.setSystemTime(ALIGNED + 400);
+    // Date moved but no timer ran: the reading stands, for 32 calls in all.
+    for (let call = 2; call <= 32; call++) expect(resetMs()).toBe(1000);
+    expect(resetMs()).toBe(600);
+    jest.setSystemTime(ALIGNED + 500);
+    expect(resetMs()).toBe(600);
+    jest.advanceTimersByTime(1);
+    expect(resetMs()).toBe(499);
+  });
+
+  it('sets a new timer when the last one was lost (fake timers uninstalled before it ran)', () => {
+    jest.useFakeTimers({ now: ALIGNED });
+    const limiter = freshLimiter({ limit: 100, window: '1s', algorithm: 'fixed-window' });
+    const resetMs = () => (limiter.decide('s', 1, 'consume') as Decision).resetMs;
+    expect(resetMs()).toBe(1000);
+    jest.useRealTimers();
+    jest.useFakeTimers({ now: ALIGNED + 1400 });
+    for (let call = 2; call <= 32; call++) expect(resetMs()).toBe(1000);
+    expect(resetMs()).toBe(600);
+    jest.setSystemTime(ALIGNED + 1500);
+    jest.advanceTimersByTime(1);
+    expect(resetMs()).toBe(499);
+  });
+});
+
 describe('MemoryStore reset and refund', () => {
   it('resets one subject under every subject-scoped policy, never a global counter', async () => {
     const clock = manualClock(ALIGNED);

@@ -21,15 +21,16 @@ export interface MemoryStoreOptions {
 
 /** Calls that may share one reading of the default clock within a run of work. */
 const CALLS_PER_READING = 32;
+/** A timer not run this long after it was set was lost (fake timers uninstalled) or waits on a busy loop. */
+const TIMER_LOST_MS = 100;
 let reading = 0;
 let readingUses = 0;
-/** Ends the shared reading once the event loop reaches its timers again, at least 1 ms after it was taken. */
-let readingTimer: NodeJS.Timeout | undefined;
-let readingTimerSet = false;
+/** When the timer that ends the shared reading was set; -Infinity when none is pending. */
+let timerSetAt = Number.NEGATIVE_INFINITY;
 
 function forgetReading(): void {
   readingUses = 0;
-  readingTimerSet = false;
+  timerSetAt = Number.NEGATIVE_INFINITY;
 }
 
 /**
@@ -45,10 +46,9 @@ function sharedNow(): number {
   }
   reading = Date.now();
   readingUses = CALLS_PER_READING - 1;
-  if (!readingTimerSet) {
-    readingTimerSet = true;
-    if (readingTimer === undefined) readingTimer = setTimeout(forgetReading, 1).unref();
-    else readingTimer.refresh();
+  if (reading - timerSetAt > TIMER_LOST_MS) {
+    timerSetAt = reading;
+    setTimeout(forgetReading, 1).unref();
   }
   return reading;
 }
