@@ -37,7 +37,18 @@ export function digest(value: string): string {
  * mark each escape with '%', and digests start with '#'.
  */
 export function encodeSubject(subject: string): string {
-  if (isPlain(subject)) return subject;
+  // Consecutive calls often carry one subject (a client's burst, a keep-alive connection's address):
+  // comparing with the last is cheaper than checking every character again.
+  if (subject === lastSubject) return lastEncoded;
+  lastEncoded = isPlain(subject) ? subject : encodeOther(subject);
+  lastSubject = subject;
+  return lastEncoded;
+}
+
+let lastSubject = '';
+let lastEncoded = '';
+
+function encodeOther(subject: string): string {
   if (subject.length > MAX_PLAIN_LENGTH) return `#${digest(subject)}`;
   const escaped = subject.replace(SUBJECT_SPECIAL, escapeChar);
   return escaped.length > MAX_PLAIN_LENGTH ? `#${digest(subject)}` : escaped;
