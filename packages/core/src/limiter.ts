@@ -116,7 +116,9 @@ class SluiceLimiter implements Limiter {
     // Lease ids only need to differ between calls that overlap; a random start keeps processes apart.
     this.leaseId = Math.floor(Math.random() * 2 ** 40) * 1024;
     if (config.store !== undefined) warnOnNameReuse(this.store, config);
-    this.memory = this.store instanceof MemoryStore && storePolicies.length === 1 ? this.store : undefined;
+    // Exactly a MemoryStore: a subclass may watch or change `consume`, which this path would skip.
+    const inMemory = Object.getPrototypeOf(this.store) === MemoryStore.prototype;
+    this.memory = inMemory && storePolicies.length === 1 ? (this.store as MemoryStore) : undefined;
     this.space = this.memory?.spaceOf(storePolicies[0]!.namespace);
     this.guard = this.store.local
       ? undefined

@@ -159,6 +159,21 @@ describe('decide', () => {
     expect(await d).toMatchObject({ allowed: true, remaining: 0 });
     expect(await limiter.consume('s')).toMatchObject({ allowed: false });
   });
+
+  it('goes through the consume of a MemoryStore subclass', async () => {
+    class CountingStore extends MemoryStore {
+      calls = 0;
+      override consume(call: StoreCall): StoreOutcome {
+        this.calls++;
+        return super.consume(call);
+      }
+    }
+    const store = new CountingStore();
+    const limiter = createLimiter({ limit: 2, window: '1s', store });
+    limiter.decide('s', 1, 'consume');
+    await limiter.consume('s');
+    expect(store.calls).toBe(2);
+  });
 });
 
 describe('limiter names', () => {
