@@ -47,7 +47,7 @@ function limiterOf(policies: Array<{ name: string; scope: 'subject' | 'global' }
 
 function keysOf(limiter: StoreLimiter, subject: string): string[] {
   const keys: Array<string | number> = [];
-  planOf(limiter).keys(encodeSubject(subject), keys, 0);
+  planOf(limiter).keys(encodeSubject(subject), keys);
   return keys as string[];
 }
 

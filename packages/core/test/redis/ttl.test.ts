@@ -45,7 +45,7 @@ describeRedis('RedisStore key lifetimes under Redis TIME', () => {
       const limiter = limiterOf(algorithm, uniquePrefix('ttl'));
       const store = new RedisStore({ client });
       const keys: Array<string | number> = [];
-      planOf(limiter).keys('u', keys, 0);
+      planOf(limiter).keys('u', keys);
       const key = keys[0] as string;
       const windows = new Set<number>();
       const deadline = Date.now() + 10_000;

@@ -3,9 +3,10 @@
 --   state      the stored { windowIndex, count }, or nil
 --   now        ms; cost: units of the call (0 observes); limit, windowMs: the policy's numbers
 -- step returns allowed, next, remaining, resetMs, retryAfterMs (math.huge: never), delayMs, expiresAt;
--- refund returns next, expiresAt. The chunk returns step, refund and expiresAtOf(state, windowMs):
--- the expiresAt that step and refund give every state they write, which moves only when a window
--- starts (the store keeps a key's TTL while the stored state's expiresAt covers the next one).
+-- refund returns next, expiresAt. The chunk returns step, refund, expiresAtOf(state, windowMs): the
+-- expiresAt that step and refund give every state they write, which moves only when a window starts
+-- (the store keeps a key's TTL while the stored state's expiresAt covers the next one), and toInteger
+-- and fromInteger, which keep a state in one integer under Redis TIME.
 local floor = math.floor
 local max = math.max
 
@@ -36,4 +37,20 @@ local function expiresAtOf(state, windowMs)
   return (state[1] + 1) * windowMs
 end
 
-return step, refund, expiresAtOf
+-- Counts up to 2^48 - 1 fit one integer beside the window index modulo 4: under Redis TIME a key
+-- lives until 1 ms after its state's window ends, so a state read is from the current window or (in
+-- that last ms) the one before, and the index modulo 4 tells which.
+local COUNT = 281474976710656
+
+-- The state as one integer below 2^50 (exact in a double), or nil when the count does not fit.
+local function toInteger(state)
+  if state[2] >= COUNT then return nil end
+  return (state[1] % 4) * COUNT + state[2]
+end
+
+local function fromInteger(packed, now, windowMs)
+  local index = floor(now / windowMs)
+  return { index - (index - floor(packed / COUNT)) % 4, packed % COUNT }
+end
+
+return step, refund, expiresAtOf, toInteger, fromInteger

@@ -3,9 +3,10 @@
 --   state      the stored { windowIndex, current, previous }, or nil
 --   now        ms; cost: units of the call (0 observes); limit, w: the policy's limit and windowMs
 -- step returns allowed, next, remaining, resetMs, retryAfterMs (math.huge: never), delayMs, expiresAt;
--- refund returns next, expiresAt. The chunk returns step, refund and expiresAtOf(state, windowMs):
--- the expiresAt that step and refund give every state they write, which moves only when a window
--- starts (the store keeps a key's TTL while the stored state's expiresAt covers the next one).
+-- refund returns next, expiresAt. The chunk returns step, refund, expiresAtOf(state, windowMs): the
+-- expiresAt that step and refund give every state they write, which moves only when a window starts
+-- (the store keeps a key's TTL while the stored state's expiresAt covers the next one), and toInteger
+-- and fromInteger, which keep a state in one integer under Redis TIME.
 local floor = math.floor
 local max = math.max
 
@@ -59,4 +60,22 @@ local function expiresAtOf(state, w)
   return (state[1] + 2) * w
 end
 
-return step, refund, expiresAtOf
+-- Counts up to 2^24 - 1 fit one integer beside the window index modulo 4: under Redis TIME a key
+-- lives until 1 ms after the end of the window after its state's, so a state read is from the current
+-- window, the one before, or (in that last ms) the one before that, and the index modulo 4 tells which.
+local COUNT = 16777216
+
+-- The state as one integer below 2^50 (exact in a double), or nil when a count does not fit.
+local function toInteger(state)
+  if state[2] >= COUNT or state[3] >= COUNT then return nil end
+  return ((state[1] % 4) * COUNT + state[3]) * COUNT + state[2]
+end
+
+local function fromInteger(packed, now, w)
+  local curr = packed % COUNT
+  local rest = floor(packed / COUNT)
+  local index = floor(now / w)
+  return { index - (index - floor(rest / COUNT)) % 4, curr, rest % COUNT }
+end
+
+return step, refund, expiresAtOf, toInteger, fromInteger

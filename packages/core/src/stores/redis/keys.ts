@@ -21,8 +21,10 @@ import { takesBurst } from './script.js';
 export interface KeyPlan {
   /** Number of policies. */
   readonly size: number;
-  /** Fills `into[at..]` with one key per policy for `subject` (encoded). */
-  keys(subject: string, into: Array<string | number>, at: number): void;
+  /** Appends to `into` one key per policy for `subject` (encoded). */
+  keys(subject: string, into: Array<string | number>): void;
+  /** The hash tag of the subject's keys: calls with the same tag may share a script run on a cluster. */
+  tagOf(subject: string): string;
   /** The subject's keys of the subject-scoped policies: what `reset` deletes. */
   subjectKeys(subject: string): string[];
   /** Script arguments describing the policies: algorithm code, limit, windowMs (and burst) of each. */
@@ -74,9 +76,10 @@ function makePlan(limiter: StoreLimiter): KeyPlan {
   return {
     size,
     params,
-    keys(subject, into, at) {
-      for (let i = 0; i < size; i++) into[at + i] = keyOf(i, subject);
+    keys(subject, into) {
+      for (let i = 0; i < size; i++) into.push(keyOf(i, subject));
     },
+    tagOf: hasGlobal ? () => tag : subjectTag,
     subjectKeys(subject) {
       const keys: string[] = [];
       for (let i = 0; i < size; i++) if (takesSubject[i]) keys.push(keyOf(i, subject));

@@ -3,23 +3,21 @@ import { algorithms, bucketAlgorithms } from '../../algorithms/index.js';
 
 /**
  * The one Lua script of the Redis store, assembled from the algorithms' Lua twins. One EVALSHA
- * decides a whole call of a limiter all-or-nothing by the rule of `decideAll` (stores/store.ts), or
- * gives a charge back, or forgets a subject. States are MessagePack arrays (cmsgpack keeps integers
- * exact and small: a sliding-window state takes 8 to 12 bytes); every key written gets a TTL from the
- * step's expiresAt.
+ * decides a batch of calls of one limiter, each all-or-nothing by the rule of `decideAll`
+ * (stores/store.ts) and each seeing what the calls before it wrote, or gives a charge back, or forgets
+ * a subject. States are MessagePack arrays (cmsgpack keeps integers exact and small: a sliding-window
+ * state takes 8 to 12 bytes); every key written gets a TTL from the step's expiresAt.
  *
- * Redis runs the whole script body on every call, so it is written for that: no work that a call does
- * not need (only the twins it names are loaded, numbers are parsed once, the usual cost of 1 is not
- * parsed at all, no argument is sent that the call does not use), a path of its own for the commonest
- * call (one policy, consume) that allocates no table but the state, the next state and the reply, and
- * no Redis command but TIME once, then GET and SET (or DEL) per key. Replacing a TTL costs Redis twice
- * what the rest of a SET does, so a write keeps the key's TTL (KEEPTTL, Redis 6.0) when the twin says
- * the stored state's expiry already covers the next state's: under Redis TIME every write gives a key
- * at least its state's expiresAt, so a window algorithm rewrites a TTL once per window and key.
+ * Redis runs the whole script body on every call, so it is written for that: TIME once per batch, the
+ * policies parsed once per batch, no table per call, the usual cost of 1 not parsed at all, and no
+ * Redis command but GET and SET (or DEL) per key. Replacing a TTL costs Redis twice what the rest of
+ * a SET does, so a write keeps the key's TTL (KEEPTTL, Redis 6.0) when the twin says the stored
+ * state's expiry already covers the next state's: under Redis TIME every write gives a key at least
+ * its state's expiresAt, so a window algorithm rewrites a TTL once per window and key.
  */
 
 /** What the script does with the keys. */
-export const Op = { consume: 'c', peek: 'p', refund: 'r', reset: 'd' } as const;
+export const Op = { batch: 'b', refund: 'r', reset: 'd' } as const;
 export type Op = (typeof Op)[keyof typeof Op];
 
 /** How the script reports a retry that never comes (Lua returns integers only). */
@@ -76,195 +74,207 @@ function burstTest(code: string): string {
   return `(${[...burstCodes].map((c) => `${code} == '${c}'`).join(' or ')})`;
 }
 
-/**
- * Lua that writes `state` to `key` with a TTL, or keeps the key's TTL when `kept` (until when the key
- * surely lives, -1 when unknown) covers `expiresAt`; a state that already means nothing is deleted, so
- * no key lives forever. Emitted twice: inline in the one-policy path, and as save().
- */
-function writeState(key: string, state: string, expiresAt: string, kept: string, indent: string): string {
-  return `local life = ${expiresAt} - now
-if life <= 0 then
-  call('DEL', ${key})
-elseif ${kept} >= ${expiresAt} then
-  call('SET', ${key}, encode(${state}), 'KEEPTTL')
-else
-  call('SET', ${key}, encode(${state}), 'PX', life + slack)
-end`.replaceAll('\n', `\n${indent}`);
-}
-
-/**
- * Lua for until when a key surely lives: under Redis TIME, the expiresAt of the state it holds when its
- * twin tells it (every write gave the key at least that: see writeState and slack); else -1. Under a
- * caller's clock the key's TTL runs on Redis's clock instead, so it is always rewritten.
- */
-function keptUntil(expiresAtOf: string, state: string, windowMs: string): string {
-  return `(slack == 1 and ${state} ~= nil and ${expiresAtOf} ~= nil) and ${expiresAtOf}(${state}, ${windowMs}) or -1`;
-}
-
-/**
- * Lua that sets now (ms) from the caller's clock, the argument after the lease id and chargedAt (at
- * `at` and `at + 1`), or from Redis TIME; and slack, how much longer than its state matters a key
- * lives: 1 ms under Redis TIME (Redis may time a key's expiry 1 ms behind TIME), and longer under a
- * caller's clock, which may stand still while Redis's runs (a manual clock in tests). Emitted in each
- * path once the policies' arguments say where the trailing ones start.
- */
-function readClock(at: string, indent: string): string {
-  return `local given = argv[${at} + 2]
-if given == nil then
-  local time = call('TIME')
-  now = time[1] * 1000 + math.floor(time[2] / 1000)
-  slack = 1
-else
-  now = given + 0
-  slack = ${CLOCK_GRACE_MS}
-end`.replaceAll('\n', `\n${indent}`);
-}
-
-/** Policies whose reply fields the general path's reply table has room for before it grows. */
-const PRESIZED_POLICIES = 4;
-
-export const script = `-- Sluice: one call of a limiter, decided in one round trip (stores/redis/script.ts).
--- KEYS[i]: the state of policy i, in the limiter's order; every key in one cluster slot.
--- ARGV: op, cost, then per policy its algorithm code, limit, windowMs and, for the bucket algorithms,
--- burst; then, each only when it or a later one is given: the call's lease id (0: none), chargedAt
--- (refund) and the caller's clock (now in ms; without it, Redis TIME).
--- Reply (consume, peek): { now, per policy: allowed (1/0), remaining, resetMs, retryAfterMs (-1: never), delayMs }
+export const script = `-- Sluice: calls of one limiter, each decided in one round trip (stores/redis/script.ts).
+-- KEYS: for each call in turn, the state of each policy in the limiter's order; every key in one slot.
+-- ARGV[1] op: 'b' decide a batch of calls, 'r' refund one call, 'd' delete the keys (reset; no more ARGV)
+-- ARGV[2] n: policies per call
+-- ARGV[3] the clock: 't' Redis TIME, 'c' the caller's, in the arguments (a manual clock in tests), or
+--         'p' Redis TIME and every call of the batch a consume of cost 1 without a lease (no per-call
+--         arguments follow)
+-- then per policy its algorithm code, limit, windowMs and, for the bucket algorithms, burst; then
+--   'b': per call its cost (negative: a peek of that cost), lease id (0: none) and, with a caller's
+--        clock, its now in ms
+--   'r': cost, lease id, chargedAt and, with a caller's clock, now
+-- Reply ('b'): { now (0 with a caller's clock), then per call and policy: allowed (1/0), remaining,
+-- resetMs, retryAfterMs (-1: never), delayMs }
 -- Numbers are parsed as \`s + 0\`, which converts once where tonumber converts twice.
 local call = redis.call
 local keys, argv = KEYS, ARGV
-local n = #keys
-local op = argv[1] -- 'c' consume, 'p' peek, 'r' refund, 'd' delete the keys (reset)
+local op = argv[1]
 
 if op == 'd' then
   call('DEL', unpack(keys))
   return 0
 end
 
-local cost = argv[2]
-if cost == '1' then cost = 1 else cost = cost + 0 end
+local n = argv[2] + 0
+local clocked = argv[3] == 'c'
+local stride = 2
+if clocked then stride = 3 elseif argv[3] == 'p' then stride = 0 end
 local encode = cmsgpack.pack
 local decode = cmsgpack.unpack
 
--- now in ms, and how much longer than its state matters a key lives (see readClock in script.ts).
-local now, slack
+-- How much longer than its state matters a key lives: 1 ms under Redis TIME (Redis may time a key's
+-- expiry 1 ms behind TIME); longer under a caller's clock, which may stand still while Redis's runs.
+local slack = 1
+local now = 0
+if clocked then
+  slack = ${CLOCK_GRACE_MS}
+else
+  local time = call('TIME')
+  now = time[1] * 1000 + math.floor(time[2] / 1000)
+end
 
--- The twin of an algorithm code: step, refund, and expiresAtOf for the twins whose keys keep their
--- expiry for a whole window (else nil).
+-- The twin of an algorithm code: step, refund, and for the twins whose keys keep their expiry for a
+-- whole window expiresAtOf, toInteger and fromInteger (else nil).
 local function twinOf(code)
   ${twinLoaders()}
 end
 
--- The commonest call, one policy consumed: no table but the state, the next state and the reply.
-if n == 1 and op == 'c' then
-  local key = keys[1]
-  local code = argv[3]
-  local step, _, expiresAtOf = twinOf(code)
-  local limit = argv[4] + 0
-  local windowMs = argv[5] + 0
-  local burst = limit
-  local at = 6
-  if ${burstTest('code')} then
-    burst = argv[6] + 0
-    at = 7
-  end
-  local leaseId = argv[at]
-  if leaseId == nil then leaseId = 0 else leaseId = leaseId + 0 end
-  ${readClock('at', '  ')}
-  local state = nil
-  local raw = call('GET', key)
-  if raw then state = decode(raw) end
-  local ok, next, remaining, resetMs, retryAfterMs, delayMs, expiresAt =
-    step(state, now, cost, limit, windowMs, burst, leaseId)
-  if ok then
-    local kept = ${keptUntil('expiresAtOf', 'state', 'windowMs')}
-    ${writeState('key', 'next', 'expiresAt', 'kept', '    ')}
-  end
-  if retryAfterMs == math.huge then retryAfterMs = -1 end
-  return { now, ok and 1 or 0, remaining, resetMs, retryAfterMs, delayMs }
-end
-
-local function save(key, state, expiresAt, kept)
-  ${writeState('key', 'state', 'expiresAt', 'kept', '  ')}
-end
-
--- Per policy (the list presized for four), one table presized by its constructor: { step, refund,
--- limit, windowMs, burst, expiresAtOf, state, next, expiresAt } (state nil when the key holds none;
--- next and expiresAt after the step).
-local policies = { false, false, false, false }
-local at = 3
+-- The policies, parsed once for the whole batch.
+local steps, refunds, expiresAtOfs, toIntegers, fromIntegers = {}, {}, {}, {}, {}
+local limits, windows, bursts = {}, {}, {}
+local at = 4
 for i = 1, n do
   local code = argv[at]
-  local step, refund, expiresAtOf = twinOf(code)
-  local limit = argv[at + 1] + 0
-  local windowMs = argv[at + 2] + 0
-  local burst = limit
+  steps[i], refunds[i], expiresAtOfs[i], toIntegers[i], fromIntegers[i] = twinOf(code)
+  limits[i] = argv[at + 1] + 0
+  windows[i] = argv[at + 2] + 0
   if ${burstTest('code')} then
-    burst = argv[at + 3] + 0
+    bursts[i] = argv[at + 3] + 0
     at = at + 4
   else
+    bursts[i] = limits[i]
     at = at + 3
   end
-  local state = nil
-  local raw = call('GET', keys[i])
-  if raw then state = decode(raw) end
-  policies[i] = { step, refund, limit, windowMs, burst, expiresAtOf, state, false, 0 }
 end
-local leaseId = argv[at]
-if leaseId == nil then leaseId = 0 else leaseId = leaseId + 0 end
-${readClock('at', '')}
+
+-- The state of policy i from what its key holds (nil or false: none). A twin may store its state as one
+-- integer (Redis keeps it in no more room than the key's object): only under Redis TIME, whose reading
+-- its fromInteger needs. Anything else is MessagePack, which never starts with a digit.
+local function decodeOf(i, raw)
+  if not raw then return nil end
+  local first = string.byte(raw, 1)
+  if first >= 48 and first <= 57 then return fromIntegers[i](raw + 0, now, windows[i]) end
+  return decode(raw)
+end
+
+-- Until when the key of policy i surely lives, given the state it holds: under Redis TIME, that
+-- state's expiresAt when its twin tells it (every write gave the key at least that: see save and
+-- slack); else -1. Under a caller's clock the key's TTL runs on Redis's clock, so it is always rewritten.
+local function keptUntil(i, state)
+  local expiresAtOf = expiresAtOfs[i]
+  if slack == 1 and state ~= nil and expiresAtOf ~= nil then return expiresAtOf(state, windows[i]) end
+  return -1
+end
+
+-- Writes the state of policy i with a TTL, or keeps the key's TTL when kept covers expiresAt
+-- (replacing a TTL costs Redis twice what the rest of a SET does); a state that already means nothing
+-- is deleted.
+local function save(i, key, state, expiresAt, kept)
+  local life = expiresAt - now
+  if life <= 0 then
+    call('DEL', key)
+    return
+  end
+  local value = nil
+  if slack == 1 and toIntegers[i] ~= nil then value = toIntegers[i](state) end
+  if value == nil then value = encode(state) end
+  if kept >= expiresAt then
+    call('SET', key, value, 'KEEPTTL')
+  else
+    call('SET', key, value, 'PX', life + slack)
+  end
+end
 
 if op == 'r' then
   -- Only keys that hold a state: nothing was charged where there is none.
-  local chargedAt = argv[at + 1] + 0
+  local cost = argv[at] + 0
+  local leaseId = argv[at + 1] + 0
+  local chargedAt = argv[at + 2] + 0
+  if clocked then now = argv[at + 3] + 0 end
   for i = 1, n do
-    local p = policies[i]
-    if p[7] ~= nil then
-      local next, expiresAt = p[2](p[7], now, cost, chargedAt, leaseId, p[3], p[4], p[5])
-      save(keys[i], next, expiresAt, ${keptUntil('p[6]', 'p[7]', 'p[4]')})
+    local state = decodeOf(i, call('GET', keys[i]))
+    if state ~= nil then
+      local next, expiresAt = refunds[i](state, now, cost, chargedAt, leaseId, limits[i], windows[i], bursts[i])
+      save(i, keys[i], next, expiresAt, keptUntil(i, state))
     end
   end
   return 0
 end
 
--- Presized for ${PRESIZED_POLICIES} policies; Redis reads a reply table up to its first nil.
-local reply = { now${', 0'.repeat(REPLY_FIELDS * PRESIZED_POLICIES)} }
-reply[2 + ${REPLY_FIELDS} * n] = nil
-local allowed = true
-for i = 1, n do
-  local p = policies[i]
-  local ok, next, remaining, resetMs, retryAfterMs, delayMs, expiresAt =
-    p[1](p[7], now, cost, p[3], p[4], p[5], leaseId)
-  if not ok then allowed = false end
-  if retryAfterMs == math.huge then retryAfterMs = -1 end
-  p[8] = next
-  p[9] = expiresAt
-  local r = 2 + ${REPLY_FIELDS} * (i - 1)
-  reply[r] = ok and 1 or 0
-  reply[r + 1] = remaining
-  reply[r + 2] = resetMs
-  reply[r + 3] = retryAfterMs
-  reply[r + 4] = delayMs
-end
-
-if allowed and op == 'c' then
+-- Each call in turn, all-or-nothing over its policies (the rule of decideAll in stores/store.ts). Every
+-- key is read at once; a key a call charges is written once, after the last call: a later call of the
+-- batch reads what the earlier ones left (written), and a hot key costs one GET and one SET per batch.
+local raws = call('MGET', unpack(keys))
+-- Per key written: its slot in the lists of what to write (the policy, the state, its expiresAt, until
+-- when the key surely lives as it was before the batch, and now when it was last charged).
+local written = {}
+local wkeys, wpolicies, wstates, wexpiries, wkept, wnows = {}, {}, {}, {}, {}, {}
+local states, nexts, expiries = {}, {}, {}
+local reply = { now }
+local r = 1
+local cost, consume, leaseId = 1, true, 0
+for c = 0, #keys / n - 1 do
+  if stride > 0 then
+    local a = at + c * stride
+    cost = argv[a]
+    consume = true
+    if cost == '1' then
+      cost = 1
+    else
+      cost = cost + 0
+      if cost < 0 then
+        cost = -cost
+        consume = false
+      end
+    end
+    leaseId = argv[a + 1] + 0
+    if clocked then now = argv[a + 2] + 0 end
+  end
+  local base = c * n
+  local first = r + 1
+  local allowed = true
   for i = 1, n do
-    local p = policies[i]
-    save(keys[i], p[8], p[9], ${keptUntil('p[6]', 'p[7]', 'p[4]')})
+    local w = written[keys[base + i]]
+    local state
+    if w ~= nil then state = wstates[w] else state = decodeOf(i, raws[base + i]) end
+    states[i] = state
+    local ok, next, remaining, resetMs, retryAfterMs, delayMs, expiresAt =
+      steps[i](state, now, cost, limits[i], windows[i], bursts[i], leaseId)
+    if not ok then allowed = false end
+    if retryAfterMs == math.huge then retryAfterMs = -1 end
+    nexts[i] = next
+    expiries[i] = expiresAt
+    reply[r + 1] = ok and 1 or 0
+    reply[r + 2] = remaining
+    reply[r + 3] = resetMs
+    reply[r + 4] = retryAfterMs
+    reply[r + 5] = delayMs
+    r = r + ${REPLY_FIELDS}
   end
-  return reply
+  if allowed and consume then
+    for i = 1, n do
+      local key = keys[base + i]
+      local w = written[key]
+      if w == nil then
+        w = #wkeys + 1
+        written[key] = w
+        wkeys[w] = key
+        wpolicies[w] = i
+        wkept[w] = keptUntil(i, states[i])
+      end
+      wstates[w] = nexts[i]
+      wexpiries[w] = expiries[i]
+      wnows[w] = now
+    end
+  else
+    -- Nothing is charged: a policy that would have allowed reports its state as it stands.
+    for i = 1, n do
+      local f = first + ${REPLY_FIELDS} * (i - 1)
+      if reply[f] == 1 then
+        local _, _, remaining, resetMs, _, delayMs = steps[i](states[i], now, 0, limits[i], windows[i], bursts[i], leaseId)
+        reply[f + 1] = remaining
+        reply[f + 2] = resetMs
+        reply[f + 3] = 0
+        reply[f + 4] = delayMs
+      end
+    end
+  end
 end
-
--- Nothing is charged: a policy that would have allowed reports its state as it stands.
-for i = 1, n do
-  local r = 2 + ${REPLY_FIELDS} * (i - 1)
-  if reply[r] == 1 then
-    local p = policies[i]
-    local _, _, remaining, resetMs, _, delayMs = p[1](p[7], now, 0, p[3], p[4], p[5], leaseId)
-    reply[r + 1] = remaining
-    reply[r + 2] = resetMs
-    reply[r + 3] = 0
-    reply[r + 4] = delayMs
-  end
+for w = 1, #wkeys do
+  now = wnows[w]
+  save(wpolicies[w], wkeys[w], wstates[w], wexpiries[w], wkept[w])
 end
 return reply
 `;

@@ -1,0 +1,88 @@
+import { MemoryStore, RedisStore, type StoreCall, type StoreLimiter } from '@sluice/core';
+import type Redis from 'ioredis';
+import { describeRedis, sharedRedis } from '../../../../test/support/redis.js';
+import { algorithms } from '../../src/algorithms/index.js';
+import { policyNamespace } from '../../src/keys.js';
+import { planOf } from '../../src/stores/redis/keys.js';
+import { closeClients, standaloneClient, uniquePrefix } from './clients.js';
+
+/**
+ * Under Redis TIME the window algorithms keep their state in one integer (the window index modulo 4
+ * beside the counts), which their Lua twins unpack by the time of the call. The parity suites run on a
+ * caller's clock and so never see that form: here real time crosses window starts, bursts share a
+ * batch, and each outcome must equal the memory store's at the instant Redis decided.
+ */
+const WINDOW_MS = 40;
+const WINDOWS = 6;
+const LIMIT = 5;
+
+function limiterOf(algorithm: 'sliding-window' | 'fixed-window', prefix: string): StoreLimiter {
+  return {
+    prefix,
+    name: 'time',
+    policies: [
+      {
+        algorithm: algorithms[algorithm],
+        params: { limit: LIMIT, windowMs: WINDOW_MS, burst: LIMIT },
+        scope: 'subject',
+        namespace: policyNamespace(prefix, 'time', 'p', algorithms[algorithm].code),
+      },
+    ],
+  };
+}
+
+describeRedis('RedisStore under Redis TIME: states packed in one integer', () => {
+  let client: Redis;
+
+  beforeAll(async () => {
+    client = standaloneClient(await sharedRedis());
+  });
+
+  afterAll(closeClients);
+
+  test.each(['sliding-window', 'fixed-window'] as const)(
+    '%s: decisions across window starts equal the memory store at the same instants',
+    async (algorithm) => {
+      const limiter = limiterOf(algorithm, uniquePrefix('packed'));
+      const redis = new RedisStore({ client });
+      let now = 0;
+      const memory = new MemoryStore({ clock: () => now });
+      const keys: Array<string | number> = [];
+      planOf(limiter).keys('u', keys);
+      const windows = new Set<number>();
+      const encodings = new Set<string>();
+      const deadline = Date.now() + 10_000;
+      let round = 0;
+      while (windows.size < WINDOWS && Date.now() < deadline) {
+        // One to three calls in one batch (one script run, one Redis TIME), costs 1 and 2, peeks too.
+        const calls: StoreCall[] = Array.from({ length: 1 + (round % 3) }, (_, i) => ({
+          limiter,
+          subject: 'u',
+          cost: 1 + ((round + i) % 2),
+          leaseId: 0,
+          mode: (round + i) % 5 === 4 ? 'peek' : 'consume',
+        }));
+        round++;
+        const outcomes = await Promise.all(calls.map((c) => redis.consume(c)));
+        for (let i = 0; i < calls.length; i++) {
+          now = outcomes[i]!.now;
+          const expected = memory.consume(calls[i]!).steps.map(
+            ({ allowed, remaining, resetMs, retryAfterMs, delayMs }) => ({
+              allowed,
+              remaining,
+              resetMs,
+              retryAfterMs,
+              delayMs,
+            }),
+          );
+          expect(outcomes[i]!.steps).toEqual(expected);
+        }
+        windows.add(Math.floor(now / WINDOW_MS));
+        const encoding = await client.object('ENCODING', keys[0] as string);
+        if (encoding !== null) encodings.add(String(encoding));
+      }
+      expect(windows.size).toBe(WINDOWS);
+      expect([...encodings]).toEqual(['int']);
+    },
+  );
+});
