@@ -1,7 +1,7 @@
 /** One call in flight: failed at its deadline unless the store answers first. */
 interface Waiter {
   readonly deadline: number;
-  /** Rejects the call's promise; undefined once the call has settled either way. */
+  /** Fails the call; undefined once the call has settled either way. */
   fail: (() => void) | undefined;
   next: Waiter | undefined;
 }
@@ -25,29 +25,33 @@ export class Deadlines {
   constructor(private readonly timeoutMs: number) {}
 
   /**
-   * Settles as `promise` does, or rejects once `timeoutMs` have passed. A later answer is ignored, and
-   * a later rejection is handled here, so it never goes unhandled.
+   * Calls `answered` with what `promise` resolves to, or `failed` when it rejects or once `timeoutMs`
+   * have passed: exactly one of them, once. A later answer is ignored, and a later rejection is handled
+   * here, so it never goes unhandled. Callbacks rather than a promise: a decision costs no promise more.
    */
+  watch<T>(promise: Promise<T>, answered: (value: T) => void, failed: (error: unknown) => void): void {
+    const waiter: Waiter = {
+      deadline: performance.now() + this.timeoutMs,
+      fail: () => failed(timedOut),
+      next: undefined,
+    };
+    if (this.tail === undefined) this.head = waiter;
+    else this.tail.next = waiter;
+    this.tail = waiter;
+    if (this.timer === undefined) this.arm(this.timeoutMs);
+    promise.then(
+      (value) => {
+        if (this.settle(waiter)) answered(value);
+      },
+      (error: unknown) => {
+        if (this.settle(waiter)) failed(error);
+      },
+    );
+  }
+
+  /** Settles as `promise` does, or rejects once `timeoutMs` have passed (see watch). */
   race<T>(promise: Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const waiter: Waiter = {
-        deadline: performance.now() + this.timeoutMs,
-        fail: () => reject(timedOut),
-        next: undefined,
-      };
-      if (this.tail === undefined) this.head = waiter;
-      else this.tail.next = waiter;
-      this.tail = waiter;
-      if (this.timer === undefined) this.arm(this.timeoutMs);
-      promise.then(
-        (value) => {
-          if (this.settle(waiter)) resolve(value);
-        },
-        (error: unknown) => {
-          if (this.settle(waiter)) reject(error);
-        },
-      );
-    });
+    return new Promise<T>((resolve, reject) => this.watch(promise, resolve, reject));
   }
 
   /** Marks a call answered; false when its deadline already failed it. */

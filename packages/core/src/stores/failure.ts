@@ -109,13 +109,25 @@ export class StoreGuard {
       this.breaker.failure(admission);
       return this.degrade(call);
     }
-    return this.deadlines
-      .race(answer)
-      .then((outcome) => this.fromStore(outcome, call, sentAt))
-      .then(undefined, () => {
+    return new Promise<Decision>((resolve) => {
+      const failed = (): void => {
         this.breaker.failure(admission);
-        return this.degrade(call);
-      });
+        resolve(this.degrade(call));
+      };
+      this.deadlines.watch(
+        answer,
+        (outcome) => {
+          let decision: Decision;
+          try {
+            decision = this.fromStore(outcome, call, sentAt);
+          } catch {
+            return failed();
+          }
+          resolve(decision);
+        },
+        failed,
+      );
+    });
   }
 
   /** Gives a charge back; never rejects. */

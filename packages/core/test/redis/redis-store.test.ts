@@ -117,6 +117,49 @@ describeRedis('RedisStore on a server of its own', () => {
     expect(fromLua.filter((c) => c === 'GET').length).toBeGreaterThanOrEqual(4);
   });
 
+  test('calls made together share one script run, each decided in turn', async () => {
+    const limiter = createLimiter({
+      limit: 5,
+      window: '1m',
+      prefix: uniquePrefix('batch'),
+      store: new RedisStore({ client }),
+    });
+    await limiter.consume('warm-up');
+    await client.config('RESETSTAT');
+    const decisions = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        i === 6 ? limiter.peek('u') : limiter.consume('u', { cost: i === 7 ? 2 : 1 }),
+      ),
+    );
+    expect(decisions.map((d) => [d.allowed, d.remaining])).toEqual([
+      [true, 4],
+      [true, 3],
+      [true, 2],
+      [true, 1],
+      [true, 0],
+      [false, 0],
+      [false, 0],
+      [false, 0],
+    ]);
+    expect(await client.info('commandstats')).toMatch(/cmdstat_evalsha:calls=1,/);
+    // The key was read and written once for the whole batch.
+    expect(await client.info('commandstats')).toMatch(/cmdstat_set:calls=1,/);
+  });
+
+  test('a batch holds at most 128 calls', async () => {
+    const limiter = createLimiter({
+      limit: 1000,
+      window: '1m',
+      prefix: uniquePrefix('batch-size'),
+      store: new RedisStore({ client }),
+    });
+    await limiter.consume('warm-up');
+    await client.config('RESETSTAT');
+    const decisions = await Promise.all(Array.from({ length: 300 }, (_, i) => limiter.consume(`s${i % 7}`)));
+    expect(decisions.every((d) => d.allowed && !d.degraded)).toBe(true);
+    expect(await client.info('commandstats')).toMatch(/cmdstat_evalsha:calls=3,/);
+  });
+
   test('decides by Redis TIME without a clock', async () => {
     const limiter = createLimiter({
       limit: 2,

@@ -103,6 +103,9 @@ local stride = 2
 if clocked then stride = 3 elseif argv[3] == 'p' then stride = 0 end
 local encode = cmsgpack.pack
 local decode = cmsgpack.unpack
+-- Globals cost a table lookup at each use; these run per call.
+local byte = string.byte
+local huge = math.huge
 
 -- How much longer than its state matters a key lives: 1 ms under Redis TIME (Redis may time a key's
 -- expiry 1 ms behind TIME); longer under a caller's clock, which may stand still while Redis's runs.
@@ -144,7 +147,7 @@ end
 -- its fromInteger needs. Anything else is MessagePack, which never starts with a digit.
 local function decodeOf(i, raw)
   if not raw then return nil end
-  local first = string.byte(raw, 1)
+  local first = byte(raw, 1)
   if first >= 48 and first <= 57 then return fromIntegers[i](raw + 0, now, windows[i]) end
   return decode(raw)
 end
@@ -233,7 +236,7 @@ for c = 0, #keys / n - 1 do
     local ok, next, remaining, resetMs, retryAfterMs, delayMs, expiresAt =
       steps[i](state, now, cost, limits[i], windows[i], bursts[i], leaseId)
     if not ok then allowed = false end
-    if retryAfterMs == math.huge then retryAfterMs = -1 end
+    if retryAfterMs == huge then retryAfterMs = -1 end
     nexts[i] = next
     expiries[i] = expiresAt
     reply[r + 1] = ok and 1 or 0
@@ -256,7 +259,7 @@ for c = 0, #keys / n - 1 do
       end
       wstates[w] = nexts[i]
       wexpiries[w] = expiries[i]
-      wnows[w] = now
+      if clocked then wnows[w] = now end
     end
   else
     -- Nothing is charged: a policy that would have allowed reports its state as it stands.
@@ -273,7 +276,7 @@ for c = 0, #keys / n - 1 do
   end
 end
 for w = 1, #wkeys do
-  now = wnows[w]
+  if clocked then now = wnows[w] end
   save(wpolicies[w], wkeys[w], wstates[w], wexpiries[w], wkept[w])
 end
 return reply
