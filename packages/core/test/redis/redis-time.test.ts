@@ -66,15 +66,15 @@ describeRedis('RedisStore under Redis TIME: states packed in one integer', () =>
         const outcomes = await Promise.all(calls.map((c) => redis.consume(c)));
         for (let i = 0; i < calls.length; i++) {
           now = outcomes[i]!.now;
-          const expected = memory.consume(calls[i]!).steps.map(
-            ({ allowed, remaining, resetMs, retryAfterMs, delayMs }) => ({
+          const expected = memory
+            .consume(calls[i]!)
+            .steps.map(({ allowed, remaining, resetMs, retryAfterMs, delayMs }) => ({
               allowed,
               remaining,
               resetMs,
               retryAfterMs,
               delayMs,
-            }),
-          );
+            }));
           expect(outcomes[i]!.steps).toEqual(expected);
         }
         windows.add(Math.floor(now / WINDOW_MS));
