@@ -274,15 +274,16 @@ ${table(header('limiter'), p99)}`);
   });
   return `## 3. HTTP
 
-\`pnpm bench:http\` · load by ${http.settings.tool.name} ${http.settings.tool.version} (${http.settings.tool.connections} connections, one thread) in its own process · ${http.settings.rounds} interleaved rounds of ${http.settings.seconds} s per run, after a warm-up of each server on both paths · run ${http.date}
+\`pnpm bench:http\` · load by ${http.settings.tool.name} ${http.settings.tool.version} (${http.settings.tool.connections} connections, one thread) in its own process · ${http.settings.rounds} rounds of ${http.settings.seconds} s per run, each limited run between two runs of its bare app, after a warm-up of each server on both paths · run ${http.date}
 
 Each server is a hello-world app in its own process: bare, or with one limiter on two routes, \`/allowed\` (limit never
 reached) and \`/denied\` (1 per hour: every measured request is answered 429). Trust proxy is on and the client address
 comes from X-Forwarded-For: one address, or ${http.settings.manySubjects.toLocaleString('en')} addresses cycled by the load generator. Every limiter runs with its
 defaults otherwise (Sluice sends its draft-10 RateLimit headers and problem+json 429 bodies; express-rate-limit its
 default headers; rate-limiter-flexible sits behind the few-line middleware of its README, sending no headers).
-Ratios are to the bare app of the same framework, same client addresses and same round (the bare app has no denied path:
-denied runs are compared with its allowed run). Redis-backed servers share one redis-server started by the suite.
+Ratios are to the bare app of the same framework and client addresses, measured right before and right after each
+limited run (the mean of the two; this machine's speed drifts by tens of percent within seconds, so a ratio to a bare
+run long before would measure the drift). The bare app has no denied path: denied runs are compared with its allowed run. Redis-backed servers share one redis-server started by the suite.
 A ⚠ gives the share of answers that were on the path measured (200 on /allowed, 429 on /denied) in the worst round,
 when under 99%. @fastify/rate-limit keeps 5,000 keys in memory by default (its \`cache\` option, left at its default
 here): with ${http.settings.manySubjects.toLocaleString('en')} clients it forgets each one before it comes back, so on /denied it denies nothing.

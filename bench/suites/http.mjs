@@ -2,8 +2,10 @@
  * Suite 3, http: hello-world Express and Fastify apps, each in its own process, bare and behind each
  * limiter on memory and on Redis; the load generator (wrk, or autocannon) in another process. Every
  * limited server is measured on the allowed path (limit never reached) and the denied path (every
- * request answered 429), with one client address and with many; rounds are interleaved
- * (A B C … A B C …) and every result is also a ratio to the bare app of the same round.
+ * request answered 429), with one client address and with many. This machine's speed drifts by tens
+ * of percent from one second to the next, so every limited run is sandwiched between two runs of its
+ * framework's bare app on the same scenario (bare A bare B bare …) and its ratio to bare is to the
+ * mean of those two; rounds repeat the whole sequence and the report takes the median ratio.
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -13,10 +15,10 @@ import { startRedis } from '../lib/redis-server.mjs';
 import { summarize } from '../lib/stats.mjs';
 
 const MANY = 10_000;
-// wrk takes whole seconds: 1-second runs, and five rounds so that the median shrugs off a disturbed one.
+// wrk takes whole seconds: 1-second runs, and three rounds so that the median shrugs off a disturbed one.
 const settings = SMOKE
   ? { rounds: 1, seconds: 1, warmupSeconds: 0 }
-  : { rounds: 5, seconds: 1, warmupSeconds: 1 };
+  : { rounds: 3, seconds: 1, warmupSeconds: 1 };
 
 const APPS = {
   express: fileURLToPath(new URL('../servers/express-app.mjs', import.meta.url)),
@@ -80,13 +82,22 @@ function startServer(framework, kind, redisPort) {
   });
 }
 
-/** The runs of one round, in a fixed order: each scenario, each server (bare only on allowed paths). */
+/**
+ * The runs of one round, in a fixed order: for each scenario and framework, the bare app (on the
+ * allowed path, the same client addresses) before and after each limited server. A bare run between
+ * two limited runs serves both.
+ */
 function runsOf(servers) {
   const runs = [];
   for (const scenario of SCENARIOS) {
-    for (const server of servers) {
-      if (server.kind === 'bare' && scenario.path === 'denied') continue;
-      runs.push({ server, scenario });
+    for (const framework of new Set(servers.map((s) => s.framework))) {
+      const bare = servers.find((s) => s.framework === framework && s.kind === 'bare');
+      const bareRun = { server: bare, scenario: { ...scenario, path: 'allowed' } };
+      runs.push(bareRun);
+      for (const server of servers) {
+        if (server.framework !== framework || server.kind === 'bare') continue;
+        runs.push({ server, scenario }, bareRun);
+      }
     }
   }
   return runs;
@@ -118,23 +129,31 @@ try {
         await load(`${base}/denied`, { seconds: 2 * settings.warmupSeconds, subjects: MANY });
     }
   }
-  const results = new Map(runs.map((r) => [key(r), []]));
+  // Per limited run: its result and the mean of the bare runs on either side of it, round by round.
+  const limited = runs.filter((r) => r.server.kind !== 'bare');
+  const results = new Map(limited.map((r) => [key(r), { runs: [], bare: [] }]));
+  const bareResults = new Map();
   for (let round = 0; round < settings.rounds; round++) {
+    let before;
+    let waiting;
     for (const run of runs) {
-      results
-        .get(key(run))
-        .push(await load(url(run), { seconds: settings.seconds, subjects: run.scenario.subjects }));
+      const result = await load(url(run), { seconds: settings.seconds, subjects: run.scenario.subjects });
+      if (run.server.kind !== 'bare') {
+        results.get(key(run)).runs.push(result);
+        waiting = { run, before };
+        continue;
+      }
+      if (!bareResults.has(key(run))) bareResults.set(key(run), []);
+      bareResults.get(key(run)).push(result);
+      if (waiting !== undefined) {
+        results.get(key(waiting.run)).bare.push((waiting.before.rps + result.rps) / 2);
+        waiting = undefined;
+      }
+      before = result;
     }
     progress(`http: round ${round + 1}/${settings.rounds} done (${runs.length} runs)`);
   }
-  const rows = runs.map((run) => {
-    const rounds = results.get(key(run));
-    const bare = results.get(
-      key({
-        server: { framework: run.server.framework, kind: 'bare' },
-        scenario: { ...run.scenario, path: 'allowed' },
-      }),
-    );
+  const row = (run, rounds, bareRps) => {
     const expected = run.scenario.path === 'denied' ? 'non2xx' : '2xx';
     return {
       framework: run.server.framework,
@@ -143,7 +162,7 @@ try {
       path: run.scenario.path,
       subjects: run.scenario.subjects,
       rps: summarize(rounds.map((r) => r.rps)),
-      ratioToBare: summarize(rounds.map((r, i) => r.rps / bare[i].rps)),
+      ratioToBare: summarize(rounds.map((r, i) => r.rps / bareRps[i])),
       p50Ms: summarize(rounds.map((r) => r.p50Ms)),
       p99Ms: summarize(rounds.map((r) => r.p99Ms)),
       // The share of answers on the path measured (2xx when allowed, 429 when denied): 1 is clean.
@@ -152,7 +171,20 @@ try {
       ),
       errors: rounds.map((r) => r.errors).filter(Boolean),
     };
-  });
+  };
+  const seen = new Set();
+  const rows = [];
+  for (const run of runs) {
+    if (seen.has(key(run))) continue;
+    seen.add(key(run));
+    if (run.server.kind === 'bare') {
+      const rounds = bareResults.get(key(run));
+      rows.push(row(run, rounds, rounds.map((r) => r.rps)));
+    } else {
+      const { runs: rounds, bare } = results.get(key(run));
+      rows.push(row(run, rounds, bare));
+    }
+  }
   const file = writeResults('http', {
     settings: { ...settings, manySubjects: MANY, tool },
     redisVersion: redis?.version,
