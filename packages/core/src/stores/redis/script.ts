@@ -5,15 +5,17 @@ import { algorithms, bucketAlgorithms } from '../../algorithms/index.js';
  * The one Lua script of the Redis store, assembled from the algorithms' Lua twins. One EVALSHA
  * decides a batch of calls of one limiter, each all-or-nothing by the rule of `decideAll`
  * (stores/store.ts) and each seeing what the calls before it wrote, or gives a charge back, or forgets
- * a subject. States are MessagePack arrays (cmsgpack keeps integers exact and small: a sliding-window
- * state takes 8 to 12 bytes); every key written gets a TTL from the step's expiresAt.
+ * a subject. Under Redis TIME the window algorithms keep a state in one integer, which Redis holds in
+ * the key's object alone and can add to in place; other states are MessagePack arrays (cmsgpack keeps
+ * integers exact and small). Every key written gets a TTL from the step's expiresAt.
  *
  * Redis runs the whole script body on every call, so it is written for that: TIME once per batch, the
- * policies parsed once per batch, no table per call, the usual cost of 1 not parsed at all, and no
- * Redis command but GET and SET (or DEL) per key. Replacing a TTL costs Redis twice what the rest of
- * a SET does, so a write keeps the key's TTL (KEEPTTL, Redis 6.0) when the twin says the stored
- * state's expiry already covers the next state's: under Redis TIME every write gives a key at least
- * its state's expiresAt, so a window algorithm rewrites a TTL once per window and key.
+ * policies parsed once per batch, no per-call arguments for the commonest calls, and no Redis command
+ * but one MGET per batch and one write (SET, INCRBY or DEL) per key charged. Replacing a TTL costs
+ * Redis twice what the rest of a SET does, so a write keeps the key's TTL (KEEPTTL, Redis 6.0) when the
+ * twin says the stored state's expiry already covers the next state's: under Redis TIME every write
+ * gives a key at least its state's expiresAt, so a window algorithm rewrites a TTL once per window and
+ * key.
  */
 
 /** What the script does with the keys. */
@@ -142,13 +144,17 @@ for i = 1, n do
   end
 end
 
--- The state of policy i from what its key holds (nil or false: none). A twin may store its state as one
--- integer (Redis keeps it in no more room than the key's object): only under Redis TIME, whose reading
--- its fromInteger needs. Anything else is MessagePack, which never starts with a digit.
+-- The state of policy i from what its key holds (nil or false: none), and the integer it holds if it is
+-- one (else nil). A twin may store its state as one integer (Redis keeps it in no more room than the
+-- key's object): only under Redis TIME, whose reading its fromInteger needs. Anything else is
+-- MessagePack, which never starts with a digit.
 local function decodeOf(i, raw)
   if not raw then return nil end
   local first = byte(raw, 1)
-  if first >= 48 and first <= 57 then return fromIntegers[i](raw + 0, now, windows[i]) end
+  if first >= 48 and first <= 57 then
+    local packed = raw + 0
+    return fromIntegers[i](packed, now, windows[i]), packed
+  end
   return decode(raw)
 end
 
@@ -163,8 +169,9 @@ end
 
 -- Writes the state of policy i with a TTL, or keeps the key's TTL when kept covers expiresAt
 -- (replacing a TTL costs Redis twice what the rest of a SET does); a state that already means nothing
--- is deleted.
-local function save(i, key, state, expiresAt, kept)
+-- is deleted. A key that holds the integer was and keeps its TTL gets the difference added in place
+-- (INCRBY allocates nothing), or nothing at all when its state is unchanged.
+local function save(i, key, state, expiresAt, kept, was)
   local life = expiresAt - now
   if life <= 0 then
     call('DEL', key)
@@ -172,11 +179,14 @@ local function save(i, key, state, expiresAt, kept)
   end
   local value = nil
   if slack == 1 and toIntegers[i] ~= nil then value = toIntegers[i](state) end
-  if value == nil then value = encode(state) end
   if kept >= expiresAt then
-    call('SET', key, value, 'KEEPTTL')
+    if value ~= nil and was ~= nil then
+      if value ~= was then call('INCRBY', key, value - was) end
+    else
+      call('SET', key, value or encode(state), 'KEEPTTL')
+    end
   else
-    call('SET', key, value, 'PX', life + slack)
+    call('SET', key, value or encode(state), 'PX', life + slack)
   end
 end
 
@@ -187,10 +197,10 @@ if op == 'r' then
   local chargedAt = argv[at + 2] + 0
   if clocked then now = argv[at + 3] + 0 end
   for i = 1, n do
-    local state = decodeOf(i, call('GET', keys[i]))
+    local state, was = decodeOf(i, call('GET', keys[i]))
     if state ~= nil then
       local next, expiresAt = refunds[i](state, now, cost, chargedAt, leaseId, limits[i], windows[i], bursts[i])
-      save(i, keys[i], next, expiresAt, keptUntil(i, state))
+      save(i, keys[i], next, expiresAt, keptUntil(i, state), was)
     end
   end
   return 0
@@ -201,10 +211,11 @@ end
 -- batch reads what the earlier ones left (written), and a hot key costs one GET and one SET per batch.
 local raws = call('MGET', unpack(keys))
 -- Per key written: its slot in the lists of what to write (the policy, the state, its expiresAt, until
--- when the key surely lives as it was before the batch, and now when it was last charged).
+-- when the key surely lives as it was before the batch, the integer it held then, and now when it was
+-- last charged).
 local written = {}
-local wkeys, wpolicies, wstates, wexpiries, wkept, wnows = {}, {}, {}, {}, {}, {}
-local states, nexts, expiries = {}, {}, {}
+local wkeys, wpolicies, wstates, wexpiries, wkept, wwas, wnows = {}, {}, {}, {}, {}, {}, {}
+local states, integers, nexts, expiries = {}, {}, {}, {}
 local reply = { now }
 local r = 1
 local cost, consume, leaseId = 1, true, 0
@@ -230,9 +241,10 @@ for c = 0, #keys / n - 1 do
   local allowed = true
   for i = 1, n do
     local w = written[keys[base + i]]
-    local state
-    if w ~= nil then state = wstates[w] else state = decodeOf(i, raws[base + i]) end
+    local state, was
+    if w ~= nil then state = wstates[w] else state, was = decodeOf(i, raws[base + i]) end
     states[i] = state
+    integers[i] = was or false
     local ok, next, remaining, resetMs, retryAfterMs, delayMs, expiresAt =
       steps[i](state, now, cost, limits[i], windows[i], bursts[i], leaseId)
     if not ok then allowed = false end
@@ -256,6 +268,7 @@ for c = 0, #keys / n - 1 do
         wkeys[w] = key
         wpolicies[w] = i
         wkept[w] = keptUntil(i, states[i])
+        wwas[w] = integers[i] or nil
       end
       wstates[w] = nexts[i]
       wexpiries[w] = expiries[i]
@@ -277,7 +290,7 @@ for c = 0, #keys / n - 1 do
 end
 for w = 1, #wkeys do
   if clocked then now = wnows[w] end
-  save(wpolicies[w], wkeys[w], wstates[w], wexpiries[w], wkept[w])
+  save(wpolicies[w], wkeys[w], wstates[w], wexpiries[w], wkept[w], wwas[w])
 end
 return reply
 `;
