@@ -179,7 +179,13 @@ try {
     seen.add(key(run));
     if (run.server.kind === 'bare') {
       const rounds = bareResults.get(key(run));
-      rows.push(row(run, rounds, rounds.map((r) => r.rps)));
+      rows.push(
+        row(
+          run,
+          rounds,
+          rounds.map((r) => r.rps),
+        ),
+      );
     } else {
       const { runs: rounds, bare } = results.get(key(run));
       rows.push(row(run, rounds, bare));

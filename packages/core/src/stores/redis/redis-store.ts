@@ -17,7 +17,11 @@ export interface RedisScriptClient {
    * command: ioredis's auto-pipelining would hold it for a further turn of the event loop.
    */
   pipeline?(): {
-    evalsha(sha: string, numKeys: number, ...args: Array<string | number>): {
+    evalsha(
+      sha: string,
+      numKeys: number,
+      ...args: Array<string | number>
+    ): {
       exec(): Promise<Array<[Error | null, unknown]> | null>;
     };
   };
