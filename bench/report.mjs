@@ -208,6 +208,17 @@ ${table(['', 'decisions/s', 'p50 ms', 'p99 ms', 'Redis CPU ms / 1000', 'bytes / 
 `;
 }
 
+/** The profiled share of Sluice's own code in a server's CPU, when the results hold it. */
+function ownShareText(http) {
+  if (http.ownShare === undefined) return '';
+  const parts = Object.entries(http.ownShare).map(([framework, share]) => `${framework} ${pct(share)}`);
+  return `
+**Sluice's own cost.** The ratios above move by tens of percent from round to round on this machine, far more than a
+limiter costs, so the suite also runs one Sluice memory server per framework under the V8 profiler (allowed path,
+${http.settings.manySubjects.toLocaleString('en')} clients, 3 s after a 1-second warm-up): Sluice's own functions took ${parts.join(', ')} of the server's busy CPU time (self time;
+the garbage collector and the kernel's work for the extra header bytes are not counted).`;
+}
+
 function httpSection(http, charts) {
   const scenarios = [...new Set(http.rows.map((r) => `${r.path}|${r.subjects}`))];
   const scenarioLabel = (s) => {
@@ -287,6 +298,7 @@ run long before would measure the drift). The bare app has no denied path: denie
 A ⚠ gives the share of answers that were on the path measured (200 on /allowed, 429 on /denied) in the worst round,
 when under 99%. @fastify/rate-limit keeps 5,000 keys in memory by default (its \`cache\` option, left at its default
 here): with ${http.settings.manySubjects.toLocaleString('en')} clients it forgets each one before it comes back, so on /denied it denies nothing.
+${ownShareText(http)}
 
 ![http chart](charts/bench-http.svg)
 

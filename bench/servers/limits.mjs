@@ -18,7 +18,13 @@ export function serverArgs() {
   return { kind, redisPort: redisPort === undefined ? undefined : Number(redisPort) };
 }
 
-/** Tells the parent which port the server listens on. */
+/**
+ * Tells the parent which port the server listens on; an 'exit' message from it ends the process
+ * normally (so a CPU profile is written).
+ */
 export function announce(port) {
   process.send?.({ type: 'listening', port });
+  process.on('message', (m) => {
+    if (m === 'exit') process.exit(0);
+  });
 }

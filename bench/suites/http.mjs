@@ -8,8 +8,12 @@
  * mean of those two; rounds repeat the whole sequence and the report takes the median ratio.
  */
 import { fork } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { progress, SMOKE, writeResults } from '../lib/cli.mjs';
+import { codeShare } from '../lib/code-share.mjs';
 import { load, loadTool } from '../lib/load.mjs';
 import { startRedis } from '../lib/redis-server.mjs';
 import { summarize } from '../lib/stats.mjs';
@@ -73,9 +77,9 @@ const SCENARIOS = SMOKE
       { path: 'denied', subjects: MANY },
     ];
 
-function startServer(framework, kind, redisPort) {
+function startServer(framework, kind, redisPort, execArgv = []) {
   const args = kind.endsWith('-redis') ? [kind, String(redisPort)] : [kind];
-  const child = fork(APPS[framework], args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(APPS[framework], args, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     child.once('message', (m) => resolve({ framework, kind, child, port: m.port }));
     child.once('exit', (code) => reject(new Error(`${framework} ${kind} exited with ${code}`)));
@@ -191,8 +195,38 @@ try {
       rows.push(row(run, rounds, bare));
     }
   }
+  // Sluice's own part of a server's CPU, which the throughput ratios above (a few percent against a
+  // machine whose speed drifts by tens of percent) cannot resolve: one Sluice memory server per
+  // framework under the V8 profiler, on the allowed path with many clients, after a 1-second warm-up.
+  const ownShare = {};
+  for (const framework of Object.keys(APPS)) {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-http-prof-'));
+    const started = Date.now();
+    const server = await startServer(framework, 'sluice-memory', undefined, [
+      '--cpu-prof',
+      `--cpu-prof-dir=${dir}`,
+    ]);
+    const url = `http://127.0.0.1:${server.port}/allowed`;
+    await load(url, { seconds: 1, subjects: MANY });
+    const warmMs = Date.now() - started;
+    await load(url, { seconds: SMOKE ? 1 : 3, subjects: MANY });
+    const exited = new Promise((resolve) => server.child.once('exit', resolve));
+    server.child.send('exit');
+    await exited;
+    const profile = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]), 'utf8'));
+    rmSync(dir, { recursive: true });
+    ownShare[framework] = codeShare(
+      profile,
+      ['/packages/core/dist/', `/packages/${framework}/dist/`],
+      warmMs,
+    );
+    progress(
+      `http: ${framework}: Sluice's code took ${(ownShare[framework] * 100).toFixed(1)}% of the server's busy CPU`,
+    );
+  }
   const file = writeResults('http', {
     settings: { ...settings, manySubjects: MANY, tool },
+    ownShare,
     redisVersion: redis?.version,
     durationMs: Date.now() - started,
     rows,
