@@ -279,8 +279,8 @@ ${table(header('limiter'), p99)}`);
     groups,
     format: pct,
     targets: [
-      { value: TARGETS.http.redisRatio, label: '90% (Redis)' },
-      { value: TARGETS.http.memoryRatio, label: '97% (memory)' },
+      { value: TARGETS.http.express.redis.allowed, label: '90% (Express, Redis)' },
+      { value: TARGETS.http.express.memory.allowed, label: '97% (Express, memory)' },
     ],
   });
   return `## 3. HTTP

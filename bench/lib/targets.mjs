@@ -8,8 +8,11 @@ export const TARGETS = {
   core: { hotPerSec: 8e6, spreadPerSec: 3e6 },
   // Issue 3: against the best peer Redis store in the same run.
   redis: { throughputVsBestPeer: 1.5, cpuVsBestPeer: 0.5, bytesPerSubject: 150 },
-  // Issue 4 (Express); the Fastify adapter is held to the same ratios.
-  http: { memoryRatio: 0.97, redisRatio: 0.9 },
+  // Shares of bare throughput: issue 4 (Express, allowed and denied alike) and issue 5 (Fastify).
+  http: {
+    express: { memory: { allowed: 0.97, denied: 0.97 }, redis: { allowed: 0.9, denied: 0.9 } },
+    fastify: { memory: { allowed: 0.95, denied: 0.9 }, redis: { allowed: 0.7, denied: 0.85 } },
+  },
   atomicity: { admitted: 1000, burned: 0 },
 };
 
@@ -104,10 +107,10 @@ function redisChecks(redis) {
     out.push(
       check(
         'redis',
-        'two-policy limiter: one round trip (one script call) per decision',
-        '1',
+        'two-policy limiter: one round trip per decision (at most one script call; calls made together share one)',
+        '≤ 1',
         scripts.toFixed(2),
-        Math.abs(scripts - 1) < 0.01,
+        scripts <= 1.0001,
         '',
       ),
     );
@@ -119,7 +122,7 @@ function httpChecks(http) {
   const out = [];
   for (const row of http.rows) {
     if (!row.kind.startsWith('sluice-')) continue;
-    const floor = row.kind === 'sluice-memory' ? TARGETS.http.memoryRatio : TARGETS.http.redisRatio;
+    const floor = TARGETS.http[row.framework][row.kind === 'sluice-memory' ? 'memory' : 'redis'][row.path];
     const ratio = row.ratioToBare.median;
     out.push(
       check(
