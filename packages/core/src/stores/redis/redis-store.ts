@@ -130,9 +130,9 @@ export class RedisStore implements Store {
 
   /**
    * Joins the call to its limiter's batch: the calls made before the event loop next turns go to Redis
-   * together, one script run deciding each of them in order, so a burst of calls costs Redis one
-   * command and one reply, and the client one request, instead of one each. Each call still takes a
-   * single round trip.
+   * together (MAX_BATCH_CALLS at a time), one script run deciding each of them in order, so a burst of
+   * calls costs Redis one command and one reply, and the client one request, per batch instead of per
+   * call. Each call still takes a single round trip.
    */
   consume(call: StoreCall): Promise<StoreOutcome> {
     const plan = planOf(call.limiter);
