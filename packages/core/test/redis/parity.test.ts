@@ -123,7 +123,7 @@ class RecordingStore implements Store {
   }
 }
 
-/** What a store reports (the memory store's steps also carry its states). */
+/** What a store reports (the memory store's steps also carry fields a decision never reads, such as expiresAt). */
 function outcomeOf({ now, steps }: StoreOutcome) {
   return {
     now,
