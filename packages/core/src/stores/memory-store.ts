@@ -227,7 +227,6 @@ export class MemoryStore implements Store {
     }
   }
 
-  /** The live slot of a key, moved towards the young end if it has grown old; expired slots are dropped. */
   /** The keys of `namespace`, an empty space at first. */
   spaceOf(namespace: string): KeySpace {
     let space = this.spaces.get(namespace);
@@ -238,6 +237,7 @@ export class MemoryStore implements Store {
     return space;
   }
 
+  /** The live slot of a key, moved towards the young end if it has grown old; expired slots are dropped. */
   private read(space: KeySpace, subject: string, now: number): Slot | undefined {
     const slot = space.get(subject);
     if (slot === undefined) return undefined;

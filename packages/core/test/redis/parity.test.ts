@@ -14,6 +14,7 @@ import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { describeRedis, sharedCluster, sharedRedis } from '../../../../test/support/redis.js';
 import { closeClients, clusterClient, standaloneClient, uniquePrefix } from './clients.js';
+import { reported } from './store-calls.js';
 
 /**
  * The same random traces on a manual clock give identical decisions on MemoryStore and RedisStore
@@ -123,18 +124,9 @@ class RecordingStore implements Store {
   }
 }
 
-/** What a store reports (the memory store's steps also carry fields a decision never reads, such as expiresAt). */
+/** What a store reports. */
 function outcomeOf({ now, steps }: StoreOutcome) {
-  return {
-    now,
-    steps: steps.map(({ allowed, remaining, resetMs, retryAfterMs, delayMs }) => ({
-      allowed,
-      remaining,
-      resetMs,
-      retryAfterMs,
-      delayMs,
-    })),
-  };
+  return { now, steps: reported(steps) };
 }
 
 /** Replays `log` on a RedisStore; returns the first outcome that differs from the memory store's. */

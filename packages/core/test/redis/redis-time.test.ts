@@ -1,10 +1,9 @@
-import { MemoryStore, RedisStore, type StoreCall, type StoreLimiter } from '@sluice/core';
+import { MemoryStore, RedisStore, type StoreCall } from '@sluice/core';
 import type Redis from 'ioredis';
 import { describeRedis, sharedRedis } from '../../../../test/support/redis.js';
-import { algorithms } from '../../src/algorithms/index.js';
-import { policyNamespace } from '../../src/keys.js';
 import { planOf } from '../../src/stores/redis/keys.js';
 import { closeClients, standaloneClient, uniquePrefix } from './clients.js';
+import { reported, windowLimiter } from './store-calls.js';
 
 /**
  * Under Redis TIME the window algorithms keep their state in one integer (the window index modulo 4
@@ -15,21 +14,6 @@ import { closeClients, standaloneClient, uniquePrefix } from './clients.js';
 const WINDOW_MS = 40;
 const WINDOWS = 6;
 const LIMIT = 5;
-
-function limiterOf(algorithm: 'sliding-window' | 'fixed-window', prefix: string): StoreLimiter {
-  return {
-    prefix,
-    name: 'time',
-    policies: [
-      {
-        algorithm: algorithms[algorithm],
-        params: { limit: LIMIT, windowMs: WINDOW_MS, burst: LIMIT },
-        scope: 'subject',
-        namespace: policyNamespace(prefix, 'time', 'p', algorithms[algorithm].code),
-      },
-    ],
-  };
-}
 
 describeRedis('RedisStore under Redis TIME: states packed in one integer', () => {
   let client: Redis;
@@ -43,7 +27,7 @@ describeRedis('RedisStore under Redis TIME: states packed in one integer', () =>
   test.each(['sliding-window', 'fixed-window'] as const)(
     '%s: decisions across window starts equal the memory store at the same instants',
     async (algorithm) => {
-      const limiter = limiterOf(algorithm, uniquePrefix('packed'));
+      const limiter = windowLimiter(algorithm, uniquePrefix('packed'), 'time', LIMIT, WINDOW_MS);
       const redis = new RedisStore({ client });
       let now = 0;
       const memory = new MemoryStore({ clock: () => now });
@@ -66,16 +50,7 @@ describeRedis('RedisStore under Redis TIME: states packed in one integer', () =>
         const outcomes = await Promise.all(calls.map((c) => redis.consume(c)));
         for (let i = 0; i < calls.length; i++) {
           now = outcomes[i]!.now;
-          const expected = memory
-            .consume(calls[i]!)
-            .steps.map(({ allowed, remaining, resetMs, retryAfterMs, delayMs }) => ({
-              allowed,
-              remaining,
-              resetMs,
-              retryAfterMs,
-              delayMs,
-            }));
-          expect(outcomes[i]!.steps).toEqual(expected);
+          expect(outcomes[i]!.steps).toEqual(reported(memory.consume(calls[i]!).steps));
         }
         windows.add(Math.floor(now / WINDOW_MS));
         const encoding = await client.object('ENCODING', keys[0] as string);

@@ -1,10 +1,9 @@
-import { RedisStore, type StoreLimiter } from '@sluice/core';
+import { RedisStore } from '@sluice/core';
 import type Redis from 'ioredis';
 import { describeRedis, sharedRedis } from '../../../../test/support/redis.js';
-import { algorithms } from '../../src/algorithms/index.js';
-import { policyNamespace } from '../../src/keys.js';
 import { planOf } from '../../src/stores/redis/keys.js';
 import { closeClients, standaloneClient, uniquePrefix } from './clients.js';
+import { windowLimiter } from './store-calls.js';
 
 /**
  * Under Redis TIME the script keeps a key's TTL (SET … KEEPTTL) while it lasts long enough and writes a
@@ -13,22 +12,6 @@ import { closeClients, standaloneClient, uniquePrefix } from './clients.js';
  */
 const WINDOW_MS = 200;
 const WINDOWS = 4;
-
-function limiterOf(algorithm: 'sliding-window' | 'fixed-window', prefix: string): StoreLimiter {
-  const { code } = algorithms[algorithm];
-  return {
-    prefix,
-    name: 'ttl',
-    policies: [
-      {
-        algorithm: algorithms[algorithm],
-        params: { limit: 1_000_000, windowMs: WINDOW_MS, burst: 1_000_000 },
-        scope: 'subject',
-        namespace: policyNamespace(prefix, 'ttl', 'p', code),
-      },
-    ],
-  };
-}
 
 describeRedis('RedisStore key lifetimes under Redis TIME', () => {
   let client: Redis;
@@ -42,7 +25,7 @@ describeRedis('RedisStore key lifetimes under Redis TIME', () => {
   test.each(['sliding-window', 'fixed-window'] as const)(
     '%s: a key, its TTL kept or rewritten, lives until its state stops mattering',
     async (algorithm) => {
-      const limiter = limiterOf(algorithm, uniquePrefix('ttl'));
+      const limiter = windowLimiter(algorithm, uniquePrefix('ttl'), 'ttl', 1_000_000, WINDOW_MS);
       const store = new RedisStore({ client });
       const keys: Array<string | number> = [];
       planOf(limiter).keys('u', keys);

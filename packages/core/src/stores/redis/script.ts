@@ -244,7 +244,7 @@ for c = 0, #keys / n - 1 do
     local state, was
     if w ~= nil then state = wstates[w] else state, was = decodeOf(i, raws[base + i]) end
     states[i] = state
-    integers[i] = was or false
+    integers[i] = was
     local ok, next, remaining, resetMs, retryAfterMs, delayMs, expiresAt =
       steps[i](state, now, cost, limits[i], windows[i], bursts[i], leaseId)
     if not ok then allowed = false end
@@ -268,7 +268,7 @@ for c = 0, #keys / n - 1 do
         wkeys[w] = key
         wpolicies[w] = i
         wkept[w] = keptUntil(i, states[i])
-        wwas[w] = integers[i] or nil
+        wwas[w] = integers[i]
       end
       wstates[w] = nexts[i]
       wexpiries[w] = expiries[i]
