@@ -142,6 +142,8 @@ Sluice's limit is never reached (the allowed path). \`consume\` is the promise A
 \`decide\` is the synchronous fast path the adapters use (\`limiter.decide(s, 1, 'consume')\`, a plain Decision on MemoryStore).
 The peers count a fixed window and return a counter, not a decision; @fastify/rate-limit's LocalStore (its
 \`toad-cache\` LRU, sized to hold every subject instead of its default 5,000) is measured through \`incr\` with a no-op callback.
+"promise floor" is what \`await\` of an already resolved promise costs in this loop, with nothing decided: no promise
+API on this machine runs faster, so \`consume\` is \`decide\` plus about that.
 Policies: sliding-window and fixed-window 1e9 per minute; sliding-log 100 per 10 s (the hot subject is denied most calls);
 buckets 1,000 per hour with a capacity of 1e8 (state kept between calls); concurrency 100 leases, each released at once
 (one operation = take and give back); two policies = sliding-window per minute + token bucket, all-or-nothing.
@@ -201,11 +203,24 @@ Redis CPU is the \`INFO cpu\` used_cpu_sys + used_cpu_user delta over the timed 
 EVALSHA/EVAL calls per decision (one script call is one round trip); "commands" counts every command Redis ran per decision,
 those inside scripts included (\`INFO commandstats\`). Same policies as the core suite (concurrency: take and release, two round trips;
 its keys are gone once released, hence no memory). Peers: limits never reached, 1-minute windows.
+A subject's memory is mostly its key: ${keysText(redis)}.
 
 ![redis chart](charts/bench-redis.svg)
 
 ${table(['', 'decisions/s', 'p50 ms', 'p99 ms', 'Redis CPU ms / 1000', 'bytes / subject', 'scripts / decision', 'commands / decision', 'not admitted', 'decided without Redis'], rows)}
 `;
+}
+
+/** One sample key of Sluice's sliding-window and of each peer, with its length. */
+function keysText(redis) {
+  const shown = redis.rows.filter((r) => r.sampleKey && (r.impl !== 'sluice' || r.case === 'sliding-window'));
+  if (shown.length === 0) return 'no sample keys in these results';
+  return shown
+    .map(
+      (r) =>
+        `${r.impl === 'sluice' ? 'Sluice' : r.impl} \`${r.sampleKey}\` (${r.sampleKey.length} characters)`,
+    )
+    .join(', ');
 }
 
 /** The profiled share of Sluice's own code in a server's CPU, when the results hold it. */
@@ -294,7 +309,9 @@ defaults otherwise (Sluice sends its draft-10 RateLimit headers and problem+json
 default headers; rate-limiter-flexible sits behind the few-line middleware of its README, sending no headers).
 Ratios are to the bare app of the same framework and client addresses, measured right before and right after each
 limited run (the mean of the two; this machine's speed drifts by tens of percent within seconds, so a ratio to a bare
-run long before would measure the drift). The bare app has no denied path: denied runs are compared with its allowed run. Redis-backed servers share one redis-server started by the suite.
+run long before would measure the drift). A server idle for more than ${(http.settings.idleMs ?? 3000) / 1000} s first takes one unmeasured run of the same
+load: after a pause this machine runs a Node server's first second about a fifth slower, which would have counted
+against every limited server (each waits a whole round) and never against the bare app (it runs every other second). The bare app has no denied path: denied runs are compared with its allowed run. Redis-backed servers share one redis-server started by the suite.
 A ⚠ gives the share of answers that were on the path measured (200 on /allowed, 429 on /denied) in the worst round,
 when under 99%. @fastify/rate-limit keeps 5,000 keys in memory by default (its \`cache\` option, left at its default
 here): with ${http.settings.manySubjects.toLocaleString('en')} clients it forgets each one before it comes back, so on /denied it denies nothing.

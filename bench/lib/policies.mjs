@@ -21,16 +21,18 @@ const BUCKET = { limit: 1000, window: '1h', burst: UNREACHED_PER_HOUR };
 /**
  * One policy per algorithm. The log and the leases keep one entry per call, so they are measured at
  * the sizes they are meant for: sliding-log at 100 per 10 seconds (a hot subject is then mostly
- * denied), concurrency at 100 leases, each released right after it is taken.
+ * denied), concurrency at 100 leases, each released right after it is taken. Each is named as a user
+ * would name it: the name is in every Redis key, and the default one would spell out the never-reached
+ * limit ("1000000000-per-1m").
  */
 export const ALGORITHM_POLICIES = [
-  { algorithm: 'sliding-window', limit: UNREACHED, window: '1m' },
-  { algorithm: 'fixed-window', limit: UNREACHED, window: '1m' },
-  { algorithm: 'sliding-log', limit: 100, window: '10s' },
-  { algorithm: 'token-bucket', ...BUCKET },
-  { algorithm: 'leaky-bucket', ...BUCKET },
-  { algorithm: 'gcra', ...BUCKET },
-  { algorithm: 'concurrency', limit: 100, window: '1m' },
+  { name: 'per-minute', algorithm: 'sliding-window', limit: UNREACHED, window: '1m' },
+  { name: 'per-minute', algorithm: 'fixed-window', limit: UNREACHED, window: '1m' },
+  { name: 'per-10s', algorithm: 'sliding-log', limit: 100, window: '10s' },
+  { name: 'hourly', algorithm: 'token-bucket', ...BUCKET },
+  { name: 'hourly', algorithm: 'leaky-bucket', ...BUCKET },
+  { name: 'hourly', algorithm: 'gcra', ...BUCKET },
+  { name: 'in-flight', algorithm: 'concurrency', limit: 100, window: '1m' },
 ];
 
 /** A per-minute window and a token bucket, decided together. */

@@ -38,6 +38,7 @@ function coreChecks(core) {
     const erl = find('express-rate-limit', 'fixed-window', 'MemoryStore.increment', subjects);
     const rlf = find('rate-limiter-flexible', 'fixed-window', 'RateLimiterMemory.consume', subjects);
     const frl = find('@fastify/rate-limit', 'fixed-window', 'LocalStore.incr', subjects);
+    const promise = find('promise floor', 'none', 'await Promise.resolve(object)', subjects);
     const bar = Math.max(floor, erl ?? 0, rlf ?? 0);
     for (const api of ['consume', 'decide']) {
       const sluice = find('sluice', 'sliding-window', api, subjects);
@@ -47,7 +48,7 @@ function coreChecks(core) {
           'core',
           `sliding-window \`${api}\`, ${subjects === 'hot' ? 'one hot subject' : `${subjects} subjects`}: at least ${rate(floor)} and ahead of express-rate-limit (${rate(erl)}) and rate-limiter-flexible (${rate(rlf)})`,
           rate(bar),
-          `${rate(sluice)} (${(sluice / frl).toFixed(2)}× @fastify/rate-limit's LRU counter)`,
+          `${rate(sluice)} (${(sluice / frl).toFixed(2)}× @fastify/rate-limit's LRU counter${api === 'consume' && promise ? `; a bare promise: ${rate(promise)}` : ''})`,
           sluice >= bar,
           sluice >= bar
             ? `+${pct(sluice / bar - 1)}`
@@ -94,7 +95,7 @@ function redisChecks(redis) {
   out.push(
     check(
       'redis',
-      'sliding-window Redis memory per subject',
+      `sliding-window Redis memory per subject${sw.sampleKey ? ` (key of ${sw.sampleKey.length} characters)` : ''}`,
       `≤ ${t.bytesPerSubject} B`,
       `${bytes.toFixed(0)} B`,
       bytes <= t.bytesPerSubject,

@@ -23,6 +23,8 @@ export function coreCases(smoke) {
     add('allowed', 'rate-limiter-flexible', 'fixed-window', 'RateLimiterMemory.consume', s);
     add('allowed', '@fastify/rate-limit', 'fixed-window', 'LocalStore.incr', s);
   }
+  // What any promise API costs here before it decides anything: the floor under `consume`.
+  for (const s of shapes) add('allowed', 'promise floor', 'none', 'await Promise.resolve(object)', s);
   add('denied', 'sluice', 'sliding-window', 'consume', 'hot');
   add('denied', 'sluice', 'sliding-window', 'decide', 'hot');
   add('denied', 'rate-limiter-flexible', 'fixed-window', 'RateLimiterMemory.consume', 'hot');
@@ -51,6 +53,10 @@ export async function operationOf({ path, impl, case: label, api }, subjects) {
     return lease
       ? { isAsync: false, op: (s) => limiter.decide(s, 1, 'consume').release() }
       : { isAsync: false, op: (s) => limiter.decide(s, 1, 'consume') };
+  }
+  if (impl === 'promise floor') {
+    const answer = { allowed: true };
+    return { isAsync: true, op: () => Promise.resolve(answer) };
   }
   if (impl === 'express-rate-limit') {
     const { MemoryStore } = await import('express-rate-limit');

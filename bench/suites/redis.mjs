@@ -28,9 +28,10 @@ const WINDOW_MS = 60_000;
 function implementations(client) {
   const list = [];
   if (hasSluiceRedisStore) {
+    // Every case runs on a flushed Redis, so all may share a name: a short one, as the peers' prefixes
+    // are short (a key's length is most of a subject's memory; the report shows each key).
     for (const { label, policies } of LIMITER_CASES) {
-      const name = `bench-${label.replace(' ', '-')}`;
-      list.push({ impl: 'sluice', label, ...sluiceOnRedis(client, { name, policies }) });
+      list.push({ impl: 'sluice', label, ...sluiceOnRedis(client, { name: 'api', policies }) });
     }
   }
   const peer = { limit: UNREACHED, windowMs: WINDOW_MS };
@@ -94,6 +95,7 @@ async function measure(client, entry, population) {
   const before = await redisUsage(client);
   const fill = await drive(entry.call, population, (n) => n >= population.length);
   const filled = await redisUsage(client);
+  const sampleKey = await client.randomkey();
   const commandsBefore = await commandCalls(client);
   const started = process.hrtime.bigint();
   const deadline = Date.now() + settings.seconds * 1000;
@@ -110,6 +112,7 @@ async function measure(client, entry, population) {
     commandsPerDecision: (commandsAfter.all - commandsBefore.all) / run.done,
     scriptsPerDecision: (commandsAfter.scripts - commandsBefore.scripts) / run.done,
     failed: run.failed + fill.failed,
+    sampleKey,
   };
 }
 
@@ -139,6 +142,8 @@ try {
       commandsPerDecision: metric('commandsPerDecision'),
       scriptsPerDecision: metric('scriptsPerDecision'),
       failed: rounds.reduce((n, r) => n + r.failed, 0),
+      // One of its keys after the fill (for a subject's memory, mostly its key's length).
+      sampleKey: rounds[0].sampleKey,
       // Sluice decisions taken by the in-process fallback (a call slower than storeTimeout): not Redis's.
       degraded: entry.degraded?.() ?? 0,
     };

@@ -6,8 +6,8 @@ import { closeClients, standaloneClient, uniquePrefix } from './clients.js';
 import { reported, windowLimiter } from './store-calls.js';
 
 /**
- * Under Redis TIME the window algorithms keep their state in one integer (the window index modulo 4
- * beside the counts), which their Lua twins unpack by the time of the call. The parity suites run on a
+ * Under Redis TIME the window algorithms keep their state in one integer (the counts, and the window
+ * index modulo 4 in the low two bits), which their Lua twins unpack by the time of the call. The parity suites run on a
  * caller's clock and so never see that form: here real time crosses window starts, bursts share a
  * batch, and each outcome must equal the memory store's at the instant Redis decided.
  */
@@ -58,6 +58,28 @@ describeRedis('RedisStore under Redis TIME: states packed in one integer', () =>
       }
       expect(windows.size).toBe(WINDOWS);
       expect([...encodings]).toEqual(['int']);
+    },
+  );
+
+  test.each(['sliding-window', 'fixed-window'] as const)(
+    "%s: a subject new in its window holds one of Redis's shared integers (no object of its own)",
+    async (algorithm) => {
+      const limiter = windowLimiter(algorithm, uniquePrefix('shared'), 'time', 1000, 3_600_000);
+      const redis = new RedisStore({ client });
+      const keys: Array<string | number> = [];
+      planOf(limiter).keys('u', keys);
+      const call: StoreCall = { limiter, subject: 'u', cost: 7, leaseId: 0, mode: 'consume' };
+      await redis.consume(call);
+      await redis.consume(call);
+      const value = Number(await client.get(keys[0] as string));
+      // 14 counted, the window index modulo 4 in the low two bits.
+      expect(Math.floor(value / 4)).toBe(14);
+      // Redis marks its shared integers with the largest refcount; it shares none under an LRU or
+      // LFU maxmemory policy (a REDIS_URL server may have one).
+      const [, maxmemory] = (await client.config('GET', 'maxmemory')) as string[];
+      const [, policy] = (await client.config('GET', 'maxmemory-policy')) as string[];
+      const shares = maxmemory === '0' || !/lru|lfu/.test(policy!);
+      expect(await client.object('REFCOUNT', keys[0] as string)).toBe(shares ? 2 ** 31 - 1 : 1);
     },
   );
 });

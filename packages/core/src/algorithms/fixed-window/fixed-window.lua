@@ -39,18 +39,20 @@ end
 
 -- Counts up to 2^48 - 1 fit one integer beside the window index modulo 4: under Redis TIME a key
 -- lives until 1 ms after its state's window ends, so a state read is from the current window or (in
--- that last ms) the one before, and the index modulo 4 tells which.
+-- that last ms) the one before, and the index modulo 4 tells which. The index takes the low two bits:
+-- a count below 2,500 then makes an integer below 10,000, one Redis shares, which costs no object.
 local COUNT = 281474976710656
 
 -- The state as one integer below 2^50 (exact in a double), or nil when the count does not fit.
 local function toInteger(state)
   if state[2] >= COUNT then return nil end
-  return (state[1] % 4) * COUNT + state[2]
+  return state[2] * 4 + state[1] % 4
 end
 
 local function fromInteger(packed, now, windowMs)
+  local low = packed % 4
   local index = floor(now / windowMs)
-  return { index - (index - floor(packed / COUNT)) % 4, packed % COUNT }
+  return { index - (index - low) % 4, (packed - low) / 4 }
 end
 
 return step, refund, expiresAtOf, toInteger, fromInteger

@@ -63,19 +63,21 @@ end
 -- Counts up to 2^24 - 1 fit one integer beside the window index modulo 4: under Redis TIME a key
 -- lives until 1 ms after the end of the window after its state's, so a state read is from the current
 -- window, the one before, or (in that last ms) the one before that, and the index modulo 4 tells which.
+-- The index takes the low two bits: a subject new in its window (no previous count, fewer than 2,500
+-- in the current one) is then below 10,000, one of the integers Redis shares, which costs no object.
 local COUNT = 16777216
 
 -- The state as one integer below 2^50 (exact in a double), or nil when a count does not fit.
 local function toInteger(state)
   if state[2] >= COUNT or state[3] >= COUNT then return nil end
-  return ((state[1] % 4) * COUNT + state[3]) * COUNT + state[2]
+  return (state[3] * COUNT + state[2]) * 4 + state[1] % 4
 end
 
 local function fromInteger(packed, now, w)
-  local curr = packed % COUNT
-  local rest = floor(packed / COUNT)
+  local low = packed % 4
+  local counts = (packed - low) / 4
   local index = floor(now / w)
-  return { index - (index - floor(rest / COUNT)) % 4, curr, rest % COUNT }
+  return { index - (index - low) % 4, counts % COUNT, floor(counts / COUNT) }
 end
 
 return step, refund, expiresAtOf, toInteger, fromInteger
