@@ -11,7 +11,9 @@
  * decisions (the machine's cores are shared: Node and Redis compete). Then Redis memory per subject
  * (INFO memory used_memory over `subjects` fresh subjects). Medians with the min–max of the rounds.
  * The floors are bare scripts doing what a decision cannot do without: the second is what the
- * peers' scripts do, the last two what a Sluice decision by Redis TIME does at least.
+ * peers' scripts do, the next two what a Sluice decision by Redis TIME does at least, and the last two
+ * what any store that batches calls (up to 32 a script run, as Sluice does) pays per call: passing the
+ * key, and writing it once (INCRBY, Redis's cheapest write).
  *
  * `--sluice` compares builds of @sluice/core A/B in the same run: each path is an index.ts of a copy of
  * packages/core/src (loaded through test/support/ts-register.cjs, as the tests load it) or a built
@@ -201,6 +203,39 @@ function scriptCase(name, client, lua) {
   };
 }
 
+/**
+ * A floor for a batching store: the calls of one event-loop turn (up to 32, as Sluice batches them)
+ * go to one script run that gets every call's key.
+ */
+function batchCase(name, client, lua) {
+  let queue = [];
+  const send = () => {
+    const calls = queue;
+    queue = [];
+    client.evalsha(lua.sha, calls.length, ...calls.map((c) => c.key)).then(
+      (reply) => {
+        for (const c of calls) c.done(reply);
+      },
+      (error) => {
+        for (const c of calls) c.fail(error);
+      },
+    );
+  };
+  return {
+    name,
+    decide: (subject) =>
+      new Promise((done, fail) => {
+        // Keys of their own: the other floors leave strings INCRBY would refuse.
+        queue.push({ key: `batch-floor:{${subject}}`, done, fail });
+        if (queue.length === 32) send();
+        else if (queue.length === 1) setImmediate(() => queue.length > 0 && send());
+      }),
+    prepare: async () => {
+      lua.sha = await client.script('LOAD', lua.source);
+    },
+  };
+}
+
 async function cases(client) {
   const list = [
     scriptCase('floor: trivial script', client, { source: 'return 1' }),
@@ -214,6 +249,11 @@ async function cases(client) {
     scriptCase('floor: TIME + GET + SET KEEPTTL', client, {
       source:
         "local t = redis.call('TIME') local v = redis.call('GET', KEYS[1]) if v then redis.call('SET', KEYS[1], 'abcdefgh', 'KEEPTTL') else redis.call('SET', KEYS[1], 'abcdefgh', 'PX', 60000) end return 1",
+    }),
+    // What a store that batches cannot do without: take each call's key, and write each key once.
+    batchCase('floor: batches, keys only', client, { source: 'return 1' }),
+    batchCase('floor: batches, INCRBY each key', client, {
+      source: "for i = 1, #KEYS do redis.call('INCRBY', KEYS[i], 4) end return 1",
     }),
   ];
   for (const { label, path } of SLUICE) {
