@@ -307,6 +307,9 @@ reached) and \`/denied\` (1 per hour: every measured request is answered 429). T
 comes from X-Forwarded-For: one address, or ${http.settings.manySubjects.toLocaleString('en')} addresses cycled by the load generator. Every limiter runs with its
 defaults otherwise (Sluice sends its draft-10 RateLimit headers and problem+json 429 bodies; express-rate-limit its
 default headers; rate-limiter-flexible sits behind the few-line middleware of its README, sending no headers).
+The bare Fastify app registers one empty plugin: Fastify serves every request about 15% slower once any plugin is
+registered, and a second costs nothing more (\`node bench/http-breakdown.mjs fastify\`), so against an app with no plugin at all
+both limiters, plugins themselves, would be charged for Fastify's first plugin, which every real app has.
 Ratios are to the bare app of the same framework and client addresses, measured right before and right after each
 limited run (the mean of the two; this machine's speed drifts by tens of percent within seconds, so a ratio to a bare
 run long before would measure the drift). A server idle for more than ${(http.settings.idleMs ?? 3000) / 1000} s first takes one unmeasured run of the same
