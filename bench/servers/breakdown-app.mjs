@@ -5,10 +5,10 @@
  *   bare      nothing
  *   plugin    (Fastify) an empty plugin registered
  *   ip        that, and reads the client address as Sluice's 'ip' subject does (req.ip / request.ip)
- *   headers   that, and sets the two draft-10 headers Sluice sends (fixed strings of the same size)
+ *   headers   that, and sets the headers Sluice sends (the ones of its first decision, fixed)
  *   sluice    the Sluice middleware or plugin on a MemoryStore
  */
-import { MemoryStore } from '@sluice/core';
+import { createHttpHandler, frameworkReader, MemoryStore } from '@sluice/core';
 import { rateLimiter } from '@sluice/express';
 import sluice from '@sluice/fastify';
 import express from 'express';
@@ -17,10 +17,11 @@ import { announce, HELLO, ROUTES } from './limits.mjs';
 
 const [framework, variant] = process.argv.slice(2);
 const { limit, windowMs } = ROUTES.allowed;
-const HEADERS = {
-  'RateLimit-Policy': `"allowed";q=${limit};w=${windowMs / 1000}`,
-  RateLimit: `"allowed";r=${limit - 1};t=${windowMs / 1000}`,
-};
+// What Sluice sets on an allowed request of this route, taken from Sluice itself once.
+const { headers: HEADERS } = createHttpHandler(
+  { name: 'allowed', limit, window: windowMs },
+  frameworkReader,
+).handle({ ip: '10.0.0.1', headers: {} });
 /** The address read last: the read is what is measured, and it goes somewhere. */
 let _address;
 

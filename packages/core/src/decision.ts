@@ -68,35 +68,34 @@ export function buildDecision(policies: readonly PolicyInfo[], steps: readonly P
       allowed = false;
     } else if (allowed && step.remaining < best.remaining) binding = i;
   }
-  const chosen = steps[binding]!;
-  const decision: Decision = {
-    allowed,
-    limit: policies[binding]!.limit,
-    remaining: chosen.remaining,
-    resetMs: chosen.resetMs,
-    retryAfterMs: allowed ? 0 : chosen.retryAfterMs,
-    policy: policies[binding]!.name,
-    policies: states,
-  };
-  if (!allowed) decision.reason = 'limit';
-  else if (delayed) decision.delayMs = delayMs;
-  return decision;
+  return decisionOf(allowed, policies[binding]!, steps[binding]!, states, delayed ? delayMs : undefined);
 }
 
 /** The decision of a single-policy limiter: buildDecision without its loop. */
 export function buildOneDecision(policy: PolicyInfo, step: PolicyOutcome): Decision {
-  const { allowed } = step;
+  const delayMs = policy.delay ? step.delayMs : undefined;
+  return decisionOf(step.allowed, policy, step, [stateOf(policy, step)], delayMs);
+}
+
+/** The decision bound by `policy` (its outcome `chosen`); `delayMs` when a policy delays. */
+function decisionOf(
+  allowed: boolean,
+  policy: PolicyInfo,
+  chosen: PolicyOutcome,
+  states: PolicyState[],
+  delayMs: number | undefined,
+): Decision {
   const decision: Decision = {
     allowed,
     limit: policy.limit,
-    remaining: step.remaining,
-    resetMs: step.resetMs,
-    retryAfterMs: allowed ? 0 : step.retryAfterMs,
+    remaining: chosen.remaining,
+    resetMs: chosen.resetMs,
+    retryAfterMs: allowed ? 0 : chosen.retryAfterMs,
     policy: policy.name,
-    policies: [stateOf(policy, step)],
+    policies: states,
   };
   if (!allowed) decision.reason = 'limit';
-  else if (policy.delay) decision.delayMs = step.delayMs;
+  else if (delayMs !== undefined) decision.delayMs = delayMs;
   return decision;
 }
 

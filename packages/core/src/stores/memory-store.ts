@@ -101,6 +101,8 @@ export class MemoryStore implements Store {
    * key evicted before it (seconds per million evictions).
    */
   private readonly cursors = new Map<Map<string, Slot>, Cursor>();
+  /** The key spaces of each limiter's policies, in its order: found once per limiter, not per call. */
+  private readonly spacesByLimiter = new WeakMap<StoreLimiter, KeySpace[]>();
   /** Where the steps of a call write the states to store, one per policy: reused, never stored. */
   private readonly nexts: NextState[] = [[]];
 
@@ -149,20 +151,15 @@ export class MemoryStore implements Store {
   consume(call: StoreCall): StoreOutcome {
     const now = this.clock();
     const { policies } = call.limiter;
+    const spaces = this.spacesOf(call.limiter);
     if (policies.length === 1) {
       const { subject, cost, leaseId, mode } = call;
-      const policy = policies[0]!;
-      const space = this.spaceOf(policy.namespace);
-      return { now, steps: [this.decideOne(policy, space, subject, cost, leaseId, mode, now)] };
+      return { now, steps: [this.decideOne(policies[0]!, spaces[0]!, subject, cost, leaseId, mode, now)] };
     }
     const slots: Array<Slot | undefined> = new Array(policies.length);
     for (let i = 0; i < policies.length; i++) {
-      const policy = policies[i]!;
-      slots[i] = this.read(
-        this.spaceOf(policy.namespace),
-        policy.scope === 'global' ? '' : call.subject,
-        now,
-      );
+      const subject = policies[i]!.scope === 'global' ? '' : call.subject;
+      slots[i] = this.read(spaces[i]!, subject, now);
     }
     while (this.nexts.length < policies.length) this.nexts.push([]);
     const { steps, results, commit } = decideAll(call, slots, STATE, now, this.nexts);
@@ -171,7 +168,7 @@ export class MemoryStore implements Store {
         const policy = policies[i]!;
         const result = results[i]!;
         this.write(
-          this.spaceOf(policy.namespace),
+          spaces[i]!,
           policy.scope === 'global' ? '' : call.subject,
           slots[i],
           this.nexts[i]!,
@@ -210,9 +207,12 @@ export class MemoryStore implements Store {
 
   refund(call: RefundCall): void {
     const now = this.clock();
-    for (const policy of call.limiter.policies) {
+    const { policies } = call.limiter;
+    const spaces = this.spacesOf(call.limiter);
+    for (let i = 0; i < policies.length; i++) {
+      const policy = policies[i]!;
       const subject = policy.scope === 'global' ? '' : call.subject;
-      const space = this.spaceOf(policy.namespace);
+      const space = spaces[i]!;
       const slot = this.read(space, subject, now);
       if (slot === undefined) continue;
       const state = slot.slice(STATE);
@@ -235,6 +235,15 @@ export class MemoryStore implements Store {
       this.spaces.set(namespace, space);
     }
     return space;
+  }
+
+  private spacesOf(limiter: StoreLimiter): KeySpace[] {
+    let spaces = this.spacesByLimiter.get(limiter);
+    if (spaces === undefined) {
+      spaces = limiter.policies.map((p) => this.spaceOf(p.namespace));
+      this.spacesByLimiter.set(limiter, spaces);
+    }
+    return spaces;
   }
 
   /** The live slot of a key, moved towards the young end if it has grown old; expired slots are dropped. */

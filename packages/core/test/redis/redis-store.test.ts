@@ -1,5 +1,6 @@
 import {
   createLimiter,
+  type Limiter,
   type Policy,
   type RedisScriptClient,
   RedisStore,
@@ -117,15 +118,21 @@ describeRedis('RedisStore on a server of its own', () => {
     expect(fromLua.filter((c) => c === 'GET').length).toBeGreaterThanOrEqual(4);
   });
 
-  test('calls made together share one script run, each decided in turn', async () => {
+  /** A one-policy limiter on this server, its script loaded and the command counts zeroed. */
+  async function countedLimiter(limit: number, name: string): Promise<Limiter> {
     const limiter = createLimiter({
-      limit: 5,
+      limit,
       window: '1m',
-      prefix: uniquePrefix('batch'),
+      prefix: uniquePrefix(name),
       store: new RedisStore({ client }),
     });
     await limiter.consume('warm-up');
     await client.config('RESETSTAT');
+    return limiter;
+  }
+
+  test('calls made together share one script run, each decided in turn', async () => {
+    const limiter = await countedLimiter(5, 'batch');
     const decisions = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
         i === 6 ? limiter.peek('u') : limiter.consume('u', { cost: i === 7 ? 2 : 1 }),
@@ -147,14 +154,7 @@ describeRedis('RedisStore on a server of its own', () => {
   });
 
   test('a batch holds at most 32 calls', async () => {
-    const limiter = createLimiter({
-      limit: 1000,
-      window: '1m',
-      prefix: uniquePrefix('batch-size'),
-      store: new RedisStore({ client }),
-    });
-    await limiter.consume('warm-up');
-    await client.config('RESETSTAT');
+    const limiter = await countedLimiter(1000, 'batch-size');
     const decisions = await Promise.all(Array.from({ length: 300 }, (_, i) => limiter.consume(`s${i % 7}`)));
     expect(decisions.every((d) => d.allowed && !d.degraded)).toBe(true);
     expect(await client.info('commandstats')).toMatch(/cmdstat_evalsha:calls=10,/);
