@@ -10,6 +10,7 @@ import {
   passOn,
 } from '@sluice/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { setDecision } from './request-decision.js';
 
 declare global {
   namespace Express {
@@ -29,7 +30,7 @@ export type RateLimitMiddleware = RequestHandler & { readonly limiter: Limiter }
 type Outcome = HttpOutcome<Request, Response>;
 
 function apply(outcome: Outcome, req: Request, res: Response, next: NextFunction): void {
-  if (outcome.decision !== undefined) req.rateLimit = outcome.decision;
+  if (outcome.decision !== undefined) setDecision(req, outcome.decision);
   const { headers } = outcome;
   for (const name in headers) res.setHeader(name, headers[name]!);
   if (outcome.pass) {

@@ -1,5 +1,5 @@
 import { type Decision, ErrorCodes, MemoryStore, SluiceConfigError } from '@sluice/core';
-import { rateLimiter } from '@sluice/express';
+import { type RateLimitMiddleware, rateLimiter } from '@sluice/express';
 import request from 'supertest';
 import { failingStore } from '../../../test/fixtures/stores.js';
 import { errorsAsJson, expressVersions } from './support.js';
@@ -95,6 +95,48 @@ describe.each(expressVersions)('%s', (_, makeApp, makeRouter) => {
       } finally {
         warn.mockRestore();
       }
+    });
+  });
+
+  describe('req.rateLimit', () => {
+    test('is kept off the request itself (Express requests each have a hidden class of their own) and outlives a mounted app', async () => {
+      const app = makeApp();
+      const sub = makeApp();
+      sub.use(rateLimiter({ limit: 5, window: '1m' }));
+      app.use('/sub', sub);
+      // Nothing in the sub-app answers: the request comes back out to its parent app.
+      app.get('/sub', (req, res) => {
+        res.json({ remaining: req.rateLimit?.remaining, inherited: Object.hasOwn(req, 'rateLimit') });
+      });
+      const res = await request(app).get('/sub');
+      expect(res.body).toEqual({ remaining: 4, inherited: false });
+    });
+
+    test('is undefined on requests Sluice did not decide, and user code can set and read it', async () => {
+      const app = makeApp();
+      app.get('/limited', rateLimiter({ limit: 5, window: '1m' }), (req, res) => {
+        res.json({ remaining: req.rateLimit?.remaining });
+      });
+      app.get('/free', (req, res) => {
+        const before = req.rateLimit;
+        req.rateLimit = { remaining: 7 } as Decision;
+        res.json({ before: before ?? null, after: req.rateLimit?.remaining });
+      });
+      expect((await request(app).get('/limited')).body).toEqual({ remaining: 4 });
+      expect((await request(app).get('/free')).body).toEqual({ before: null, after: 7 });
+      expect((await request(app).get('/limited')).body).toEqual({ remaining: 3 });
+    });
+
+    test('a request outside Express gets it as its own property', () => {
+      const req = { ip: '10.0.0.1', headers: {} } as unknown as Parameters<RateLimitMiddleware>[0];
+      const res = { setHeader() {} } as unknown as Parameters<RateLimitMiddleware>[1];
+      let passed = false;
+      rateLimiter({ limit: 5, window: '1m' })(req, res, () => {
+        passed = true;
+      });
+      expect(passed).toBe(true);
+      expect(Object.hasOwn(req, 'rateLimit')).toBe(true);
+      expect(req.rateLimit?.remaining).toBe(4);
     });
   });
 

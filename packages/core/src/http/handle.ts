@@ -60,7 +60,7 @@ import { Ban } from './ban.js';
 import { type HeaderWriter, headerWriter, retryAfterSeconds } from './headers.js';
 import { clientAddress } from './ip.js';
 import { type HttpConfig, type ListConfig, parseHttpOptions } from './options.js';
-import { bannedBody, deniedBody, limitedBody, type ProblemBody, storeErrorBody } from './responses.js';
+import { bannedBody, deniedBody, LimitedBodies, storeErrorBody } from './responses.js';
 import { type Identity, isThenable, SubjectResolver } from './subject.js';
 import type { HttpOptions, RequestReader } from './types.js';
 
@@ -124,7 +124,7 @@ const UNLIMITED: HttpOutcome<never, never> = Object.freeze({
 function blocked<Req, Res>(
   status: number,
   headers: Record<string, string>,
-  body: ProblemBody,
+  body: string,
   decision: Decision | undefined,
   handler: Outcome<Req, Res>['handler'],
 ): Outcome<Req, Res> {
@@ -132,7 +132,7 @@ function blocked<Req, Res>(
     pass: false,
     status,
     headers,
-    body: JSON.stringify(body),
+    body,
     decision,
     delayMs: 0,
     finish: undefined,
@@ -155,6 +155,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   private readonly ban: Ban | undefined;
   /** Whether an allowed decision ever needs a `finish`: refunds after the response. */
   private readonly refunds: boolean;
+  private readonly limitedBodies: LimitedBodies;
 
   constructor(
     private readonly config: HttpConfig<Req, Res>,
@@ -165,6 +166,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     this.writeHeaders = headerWriter(config.headers, config.legacyHeaders, config.limiter.policies);
     this.ban = config.ban === undefined ? undefined : new Ban(config.ban, config.limiter, config.store);
     this.refunds = config.skipFailedRequests || config.skipSuccessfulRequests;
+    this.limitedBodies = new LimitedBodies(config.statusCode);
   }
 
   handle(req: Req): Maybe<Outcome<Req, Res>> {
@@ -224,7 +226,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   private afterDeny(req: Req, id: Identity, denied: boolean): Maybe<Outcome<Req, Res>> {
     if (!denied) return this.charge(req, id.subject);
     if (this.config.shadow) return UNLIMITED as Outcome<Req, Res>;
-    return blocked(403, {}, deniedBody(), undefined, undefined);
+    return blocked(403, {}, JSON.stringify(deniedBody()), undefined, undefined);
   }
 
   /** Strings match the client IP (as sent and canonical) or the subject; functions are asked. */
@@ -272,7 +274,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     const headers: Record<string, string> = {};
     const retryAfter = retryAfterSeconds(check.retryAfterMs);
     if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
-    return blocked(403, headers, bannedBody(check.retryAfterMs), check, undefined);
+    return blocked(403, headers, JSON.stringify(bannedBody(check.retryAfterMs)), check, undefined);
   }
 
   private answer(req: Req, subject: string, decision: Decision): Maybe<Outcome<Req, Res>> {
@@ -280,7 +282,13 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     const { config } = this;
     if (decision.reason === 'store-error' && !decision.allowed) {
       if (config.shadow) return this.passed(decision, NO_HEADERS);
-      return blocked(503, { 'Retry-After': '1' }, storeErrorBody(decision.policy), decision, config.handler);
+      return blocked(
+        503,
+        { 'Retry-After': '1' },
+        JSON.stringify(storeErrorBody(decision.policy)),
+        decision,
+        config.handler,
+      );
     }
     const headers: Record<string, string> = {};
     this.writeHeaders?.(decision, headers);
@@ -300,7 +308,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     return blocked(
       config.statusCode,
       headers,
-      limitedBody(config.statusCode, decision.policy, decision.retryAfterMs),
+      this.limitedBodies.json(decision.policy, decision.retryAfterMs),
       decision,
       config.handler,
     );

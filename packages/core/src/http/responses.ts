@@ -46,6 +46,38 @@ export function limitedBody(status: number, policy: string, retryAfterMs: number
   return problem(status, detail, policy, retryAfter);
 }
 
+/**
+ * `limitedBody` as JSON, for one status: a body depends only on the policy and the whole seconds to
+ * wait, so one formatted for that pair serves every later request that gets the same (a denied subject
+ * is answered many times a second; stringifying took a third of Sluice's own work on a denied
+ * request). Per policy (a limiter has a few) at most `MAX_BODIES` are kept: past that they start anew.
+ */
+export class LimitedBodies {
+  private readonly bodies = new Map<string, Map<number, string>>();
+
+  constructor(private readonly status: number) {}
+
+  json(policy: string, retryAfterMs: number): string {
+    // 0 stands for never: Retry-After is at least 1 s.
+    const seconds = retryAfterSeconds(retryAfterMs) ?? 0;
+    let bySeconds = this.bodies.get(policy);
+    if (bySeconds === undefined) {
+      bySeconds = new Map();
+      this.bodies.set(policy, bySeconds);
+    }
+    let body = bySeconds.get(seconds);
+    if (body === undefined) {
+      if (bySeconds.size === MAX_BODIES) bySeconds.clear();
+      body = JSON.stringify(limitedBody(this.status, policy, retryAfterMs));
+      bySeconds.set(seconds, body);
+    }
+    return body;
+  }
+}
+
+/** How many bodies a LimitedBodies keeps per policy. */
+export const MAX_BODIES = 256;
+
 /** A client on the denyList: 403, no retry. */
 export function deniedBody(): ProblemBody {
   return problem(403, 'This client is not allowed.', DENY_LIST_POLICY, undefined);

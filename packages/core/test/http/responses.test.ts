@@ -1,4 +1,11 @@
-import { bannedBody, deniedBody, limitedBody, storeErrorBody } from '../../src/http/responses.js';
+import {
+  bannedBody,
+  deniedBody,
+  LimitedBodies,
+  limitedBody,
+  MAX_BODIES,
+  storeErrorBody,
+} from '../../src/http/responses.js';
 
 describe('problem+json bodies', () => {
   test('429: status, title, detail, policy, retryAfter in seconds rounded up', () => {
@@ -47,5 +54,27 @@ describe('problem+json bodies', () => {
       policy: 'p',
       retryAfter: 1,
     });
+  });
+
+  test('LimitedBodies: the JSON of limitedBody, remembered per policy and whole second, bounded', () => {
+    const bodies = new LimitedBodies(429);
+    const json = (policy: string, ms: number) => JSON.stringify(limitedBody(429, policy, ms));
+    for (const [policy, ms] of [
+      ['per-minute', 30_001],
+      ['per-minute', 30_500],
+      ['per-minute', 1],
+      ['hourly', 30_001],
+      ['per-minute', Infinity],
+      ['hourly', Infinity],
+      ['say "hi"', 2000],
+    ] as const) {
+      expect(bodies.json(policy, ms)).toBe(json(policy, ms));
+    }
+    expect(new LimitedBodies(503).json('p', 1000)).toBe(JSON.stringify(limitedBody(503, 'p', 1000)));
+    const cache = Reflect.get(bodies, 'bodies') as Map<string, Map<number, string>>;
+    for (let s = 1; s <= MAX_BODIES * 3; s++) {
+      expect(bodies.json('p', s * 1000)).toBe(json('p', s * 1000));
+      expect(cache.get('p')!.size).toBeLessThanOrEqual(MAX_BODIES);
+    }
   });
 });
