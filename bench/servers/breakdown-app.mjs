@@ -1,31 +1,43 @@
 /**
- * The HTTP breakdown's servers: a hello-world Express or Fastify app on /allowed with one part of
- * what a limiter adds to a request at a time (http-breakdown.mjs). Trust proxy is on, as in the
- * http suite.
- *   bare      nothing
- *   plugin    (Fastify) an empty plugin registered
- *   ip        that, and reads the client address as Sluice's 'ip' subject does (req.ip / request.ip)
- *   headers   that, and sets the headers Sluice sends (the ones of its first decision, fixed)
- *   sluice    the Sluice middleware or plugin on a MemoryStore
+ * The HTTP breakdown's apps: a hello-world Express or Fastify app on /allowed with one part of what a
+ * limiter adds to a request at a time. Trust proxy is on, as in the http suite.
+ *   bare           nothing
+ *   plugin         (Fastify) an empty plugin registered
+ *   ip             that, and reads the client address as Sluice's 'ip' subject does (req.ip / request.ip)
+ *   headers        that, and sets the headers Sluice sends (the ones of its first decision, fixed)
+ *   sluice         the Sluice middleware or plugin on a MemoryStore
+ *   denied-floor   reads the address and answers 429 with Sluice's headers and a problem+json body
+ *                  made once: what any limiter that denies with these answers does at least
+ *   sluice-denied  Sluice allowing one request an hour: every later one is answered 429
+ * `buildApp` gives the app unstarted (http-inprocess.mjs drives it without a network); run as a
+ * script with `<framework> <variant>`, it listens on a free port (http-breakdown.mjs).
  */
-import { createHttpHandler, frameworkReader, MemoryStore } from '@sluice/core';
+import { fileURLToPath } from 'node:url';
+import { createHttpHandler, frameworkReader, MemoryStore, PROBLEM_CONTENT_TYPE } from '@sluice/core';
 import { rateLimiter } from '@sluice/express';
 import sluice from '@sluice/fastify';
 import express from 'express';
 import Fastify from 'fastify';
 import { announce, HELLO, ROUTES } from './limits.mjs';
 
-const [framework, variant] = process.argv.slice(2);
-const { limit, windowMs } = ROUTES.allowed;
-// What Sluice sets on an allowed request of this route, taken from Sluice itself once.
-const { headers: HEADERS } = createHttpHandler(
-  { name: 'allowed', limit, window: windowMs },
-  frameworkReader,
-).handle({ ip: '10.0.0.1', headers: {} });
+const ALLOWED = { name: 'allowed', limit: ROUTES.allowed.limit, window: ROUTES.allowed.windowMs };
+const DENIED = { name: 'denied', limit: ROUTES.denied.limit, window: ROUTES.denied.windowMs };
+
+/** What Sluice answers for one client of `options`: its second request's outcome (Sluice's own). */
+function sluiceAnswer(options) {
+  const http = createHttpHandler(options, frameworkReader);
+  const req = { ip: '10.0.0.1', headers: {} };
+  http.handle(req);
+  return http.handle(req);
+}
+// What Sluice sets on an allowed request of the route, and how it denies one.
+const { headers: HEADERS } = sluiceAnswer(ALLOWED);
+const DENIAL = sluiceAnswer(DENIED);
+
 /** The address read last: the read is what is measured, and it goes somewhere. */
 let _address;
 
-if (framework === 'express') {
+function expressApp(variant) {
   const parts = {
     bare: [],
     ip: [
@@ -41,15 +53,32 @@ if (framework === 'express') {
         next();
       },
     ],
-    sluice: [rateLimiter({ name: 'allowed', limit, window: windowMs, store: new MemoryStore() })],
+    'denied-floor': [
+      (req, res) => {
+        _address = req.ip;
+        for (const name in DENIAL.headers) res.setHeader(name, DENIAL.headers[name]);
+        res.statusCode = DENIAL.status;
+        res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+        res.end(DENIAL.body);
+      },
+    ],
+    sluice: [rateLimiter({ ...ALLOWED, store: new MemoryStore() })],
+    'sluice-denied': [rateLimiter({ ...DENIED, store: new MemoryStore() })],
   };
   const app = express();
   app.set('trust proxy', true);
   app.get('/allowed', ...parts[variant], (_req, res) => {
     res.send(HELLO);
   });
-  const server = app.listen(0, '127.0.0.1', () => announce(server.address().port));
-} else {
+  return {
+    handle: app,
+    listen: () => {
+      const server = app.listen(0, '127.0.0.1', () => announce(server.address().port));
+    },
+  };
+}
+
+async function fastifyApp(variant) {
   const app = Fastify({ trustProxy: true, logger: false });
   const hooks = {
     ip: (request, _reply, done) => {
@@ -61,16 +90,36 @@ if (framework === 'express') {
       reply.headers(HEADERS);
       done();
     },
+    'denied-floor': (request, reply) => {
+      _address = request.ip;
+      reply.headers(DENIAL.headers).code(DENIAL.status).type(PROBLEM_CONTENT_TYPE).send(DENIAL.body);
+    },
   };
   let options = {};
-  if (variant === 'sluice') {
+  if (variant === 'sluice' || variant === 'sluice-denied') {
     await app.register(sluice, { global: false });
-    options = { config: { rateLimit: { name: 'allowed', limit, window: windowMs } } };
+    options = { config: { rateLimit: variant === 'sluice' ? ALLOWED : DENIED } };
   } else if (variant !== 'bare') {
     app.register(async () => {});
     if (variant !== 'plugin') options = { onRequest: hooks[variant] };
   }
   app.get('/allowed', options, async () => HELLO);
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  announce(app.server.address().port);
+  await app.ready();
+  return {
+    handle: (req, res) => app.server.emit('request', req, res),
+    listen: async () => {
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      announce(app.server.address().port);
+    },
+  };
+}
+
+/** The app of `framework` and `variant`, ready and not listening: `handle(req, res)` serves a request. */
+export function buildApp(framework, variant) {
+  return framework === 'express' ? expressApp(variant) : fastifyApp(variant);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [framework, variant] = process.argv.slice(2);
+  await (await buildApp(framework, variant)).listen();
 }
