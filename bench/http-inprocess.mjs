@@ -6,13 +6,13 @@
  * under the profiler (--profile) they show by function.
  *
  *   node bench/http-inprocess.mjs [express|fastify] [--variants bare,headers,sluice] [--runs 3]
- *     [--requests 40000] [--profile]
+ *     [--requests 40000] [--subjects 1] [--profile]
  *
  * Each variant runs in processes of its own (an Express request has a hidden class of its own, so
  * one variant's property accesses would slow another's in a shared process), `--runs` times in turn
  * with the others. Per variant: the median over runs of each run's fastest round, in CPU µs per request
  * (this process's user + system time over `--requests` requests, one at a time, after a warm-up of
- * 5,000). With --profile, the rounds of the last run of each variant are under the V8 CPU profiler
+ * 5,000), the clients' addresses cycling through `--subjects` (in X-Forwarded-For; trust proxy is on). With --profile, the rounds of the last run of each variant are under the V8 CPU profiler
  * (sampling every 100 µs), and the functions whose self time per request differs most from the first
  * variant's are listed.
  */
@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { clientAddress } from './lib/load.mjs';
 import { median } from './lib/stats.mjs';
 import { buildApp } from './servers/breakdown-app.mjs';
 
@@ -34,6 +35,7 @@ function option(name, fallback) {
 }
 const framework = args[0]?.startsWith('--') ? 'express' : (args[0] ?? 'express');
 const REQUESTS = Number(option('requests', 40_000));
+const SUBJECTS = Number(option('subjects', 1));
 const WARM_UP = 5_000;
 const ROUNDS = 3;
 
@@ -49,14 +51,15 @@ class Sink extends Writable {
   setTimeout() {}
 }
 
-/** One GET /allowed from one client, as the http suite's load sends it; resolves when answered. */
+let sent = 0;
+/** One GET /allowed from the next of SUBJECTS clients, as the http suite's load sends it; resolves when answered. */
 function request(handle) {
   return new Promise((resolve) => {
     const socket = new Sink();
     const req = new IncomingMessage(socket);
     req.method = 'GET';
     req.url = '/allowed';
-    req.headers = { host: '127.0.0.1', 'x-forwarded-for': '10.0.0.7' };
+    req.headers = { host: '127.0.0.1', 'x-forwarded-for': clientAddress(sent++ % SUBJECTS) };
     req.push(null);
     const res = new ServerResponse(req);
     res.assignSocket(socket);
@@ -118,7 +121,7 @@ if (process.env.SLUICE_INPROCESS_VARIANT !== undefined) {
     }
     const base = median(results.get(variants[0]));
     console.log(
-      `${framework}, in process, CPU µs per request (median of ${runs} runs' fastest rounds of ${REQUESTS})`,
+      `${framework}, in process, ${SUBJECTS} client(s), CPU µs per request (median of ${runs} runs' fastest rounds of ${REQUESTS})`,
     );
     console.log('variant          status   µs/request   over the first');
     for (const v of variants) {
