@@ -140,6 +140,9 @@ function blocked<Req, Res>(
   };
 }
 
+/** The denyList answer's body: always the same. */
+const DENIED_BODY = JSON.stringify(deniedBody());
+
 /** A promise's rejection is ignored: refunds and releases that fail leave the lease to expire. */
 function ignore(): void {}
 
@@ -226,7 +229,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   private afterDeny(req: Req, id: Identity, denied: boolean): Maybe<Outcome<Req, Res>> {
     if (!denied) return this.charge(req, id.subject);
     if (this.config.shadow) return UNLIMITED as Outcome<Req, Res>;
-    return blocked(403, {}, JSON.stringify(deniedBody()), undefined, undefined);
+    return blocked(403, {}, DENIED_BODY, undefined, undefined);
   }
 
   /** Strings match the client IP (as sent and canonical) or the subject; functions are asked. */
