@@ -234,6 +234,59 @@ ${http.settings.manySubjects.toLocaleString('en')} clients, 3 s after a 1-second
 the garbage collector and the kernel's work for the extra header bytes are not counted).`;
 }
 
+/** The in-process CPU per request of Sluice and of the floors, when the results hold it. */
+function inProcessText(http) {
+  if (http.inProcess === undefined) return '';
+  const { runs, requests } = http.inProcessSettings;
+  const us = (x) => (Number.isFinite(x) ? `${x.toFixed(2)} µs` : '–');
+  const signed = (x) => `${x < 0 ? '−' : '+'}${Math.abs(x).toFixed(2)} µs`;
+  const rows = http.inProcess.map(({ framework, subjects, results }) => {
+    const of = (v) => results.find((r) => r.variant === v).usPerRequest;
+    // A bare request over loopback: the bare app's time per request in the load runs (it is CPU-bound).
+    const bare = http.rows.find(
+      (r) =>
+        r.framework === framework && r.kind === 'bare' && r.path === 'allowed' && r.subjects === subjects,
+    );
+    const loopbackUs = bare === undefined ? Number.NaN : 1e6 / bare.rps.median;
+    const over = (x, floor) => `${signed(x - floor)} (${pct((x - floor) / loopbackUs)})`;
+    return [
+      framework,
+      subjects === 1 ? 'one' : subjects.toLocaleString('en'),
+      `${us(of(results[0].variant))} (${results[0].variant})`,
+      us(of('headers')),
+      us(of('sluice')),
+      over(of('sluice'), of('headers')),
+      us(of('denied-floor')),
+      us(of('sluice-denied')),
+      over(of('sluice-denied'), of('denied-floor')),
+      us(loopbackUs),
+    ];
+  });
+  return `
+**Without the network.** \`node bench/http-inprocess.mjs\` serves the same kinds of app requests made in process, on Node's
+own request and response objects over a socket that drops what is written: each variant in processes of its own, CPU per
+request, median of ${runs} runs' fastest rounds of ${requests.toLocaleString('en')} requests. "headers" reads the client address and sets the two
+RateLimit headers Sluice sends (what any limiter that answers alike pays on an allowed request); "denied floor" reads the
+address and answers 429 with Sluice's headers and a body made once. Sluice's cost over its floor is also given as a share of
+a bare request over loopback (the bare app's time per request in the runs above: most of it the kernel's).
+
+${table(
+  [
+    'framework',
+    'clients',
+    'bare',
+    'headers (floor)',
+    'Sluice, allowed',
+    'Sluice over floor',
+    'denied floor',
+    'Sluice, denied',
+    'Sluice over floor',
+    'bare over loopback',
+  ],
+  rows,
+)}`;
+}
+
 function httpSection(http, charts) {
   const scenarios = [...new Set(http.rows.map((r) => `${r.path}|${r.subjects}`))];
   const scenarioLabel = (s) => {
@@ -319,6 +372,7 @@ A ⚠ gives the share of answers that were on the path measured (200 on /allowed
 when under 99%. @fastify/rate-limit keeps 5,000 keys in memory by default (its \`cache\` option, left at its default
 here): with ${http.settings.manySubjects.toLocaleString('en')} clients it forgets each one before it comes back, so on /denied it denies nothing.
 ${ownShareText(http)}
+${inProcessText(http)}
 
 ![http chart](charts/bench-http.svg)
 

@@ -12,6 +12,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { measure } from '../http-inprocess.mjs';
 import { progress, SMOKE, writeResults } from '../lib/cli.mjs';
 import { codeShare } from '../lib/code-share.mjs';
 import { load, loadTool } from '../lib/load.mjs';
@@ -233,9 +234,28 @@ try {
       `http: ${framework}: Sluice's code took ${(ownShare[framework] * 100).toFixed(1)}% of the server's busy CPU`,
     );
   }
+  // The same cost without the network (http-inprocess.mjs): CPU per request of Sluice beside the
+  // floors that any limiter answering alike pays, steadier than the throughput ratios.
+  const inProcess = [];
+  const inProcessSettings = { runs: SMOKE ? 1 : 3, requests: SMOKE ? 1000 : 20_000 };
+  for (const framework of Object.keys(APPS)) {
+    for (const subjects of [1, MANY]) {
+      const base = framework === 'fastify' ? 'plugin' : 'bare';
+      const results = measure({
+        framework,
+        variants: [base, 'headers', 'sluice', 'denied-floor', 'sluice-denied'],
+        ...inProcessSettings,
+        subjects,
+      });
+      inProcess.push({ framework, subjects, results });
+      progress(`http: ${framework}, ${subjects} client(s), in process: measured`);
+    }
+  }
   const file = writeResults('http', {
     settings: { ...settings, manySubjects: MANY, tool },
     ownShare,
+    inProcess,
+    inProcessSettings,
     redisVersion: redis?.version,
     durationMs: Date.now() - started,
     rows,
