@@ -60,7 +60,14 @@ import { Ban } from './ban.js';
 import { type HeaderWriter, headerWriter, retryAfterSeconds } from './headers.js';
 import { clientAddress } from './ip.js';
 import { type HttpConfig, type ListConfig, parseHttpOptions } from './options.js';
-import { bannedBody, deniedBody, LimitedBodies, storeErrorBody } from './responses.js';
+import {
+  BAN_POLICY,
+  bannedBody,
+  deniedBody,
+  limitedBody,
+  ProblemBodies,
+  storeErrorBody,
+} from './responses.js';
 import { type Identity, isThenable, SubjectResolver } from './subject.js';
 import type { HttpOptions, RequestReader } from './types.js';
 
@@ -158,7 +165,10 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   private readonly ban: Ban | undefined;
   /** Whether an allowed decision ever needs a `finish`: refunds after the response. */
   private readonly refunds: boolean;
-  private readonly limitedBodies: LimitedBodies;
+  /** The JSON bodies of 429 (or `statusCode`), ban and store-error answers. */
+  private readonly limitedBodies: ProblemBodies;
+  private readonly bannedBodies = new ProblemBodies((_, retryAfterMs) => bannedBody(retryAfterMs));
+  private readonly storeErrorBodies = new ProblemBodies((policy) => storeErrorBody(policy));
 
   constructor(
     private readonly config: HttpConfig<Req, Res>,
@@ -169,7 +179,9 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     this.writeHeaders = headerWriter(config.headers, config.legacyHeaders, config.limiter.policies);
     this.ban = config.ban === undefined ? undefined : new Ban(config.ban, config.limiter, config.store);
     this.refunds = config.skipFailedRequests || config.skipSuccessfulRequests;
-    this.limitedBodies = new LimitedBodies(config.statusCode);
+    this.limitedBodies = new ProblemBodies((policy, retryAfterMs) =>
+      limitedBody(config.statusCode, policy, retryAfterMs),
+    );
   }
 
   handle(req: Req): Maybe<Outcome<Req, Res>> {
@@ -277,7 +289,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     const headers: Record<string, string> = {};
     const retryAfter = retryAfterSeconds(check.retryAfterMs);
     if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
-    return blocked(403, headers, JSON.stringify(bannedBody(check.retryAfterMs)), check, undefined);
+    return blocked(403, headers, this.bannedBodies.json(BAN_POLICY, check.retryAfterMs), check, undefined);
   }
 
   private answer(req: Req, subject: string, decision: Decision): Maybe<Outcome<Req, Res>> {
@@ -288,7 +300,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
       return blocked(
         503,
         { 'Retry-After': '1' },
-        JSON.stringify(storeErrorBody(decision.policy)),
+        this.storeErrorBodies.json(decision.policy, decision.retryAfterMs),
         decision,
         config.handler,
       );

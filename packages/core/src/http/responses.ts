@@ -47,15 +47,15 @@ export function limitedBody(status: number, policy: string, retryAfterMs: number
 }
 
 /**
- * `limitedBody` as JSON, for one status: a body depends only on the policy and the whole seconds to
- * wait, so one formatted for that pair serves every later request that gets the same (a denied subject
- * is answered many times a second; stringifying took a third of Sluice's own work on a denied
+ * Problem bodies as JSON, made by `body`: one depends only on the policy and the whole seconds to wait,
+ * so one formatted for that pair serves every later request that gets the same (a denied or banned
+ * subject is answered many times a second; stringifying took a third of Sluice's own work on a denied
  * request). Per policy (a limiter has a few) at most `MAX_BODIES` are kept: past that they start anew.
  */
-export class LimitedBodies {
+export class ProblemBodies {
   private readonly bodies = new Map<string, Map<number, string>>();
 
-  constructor(private readonly status: number) {}
+  constructor(private readonly body: (policy: string, retryAfterMs: number) => ProblemBody) {}
 
   json(policy: string, retryAfterMs: number): string {
     // 0 stands for never: Retry-After is at least 1 s.
@@ -65,17 +65,17 @@ export class LimitedBodies {
       bySeconds = new Map();
       this.bodies.set(policy, bySeconds);
     }
-    let body = bySeconds.get(seconds);
-    if (body === undefined) {
+    let json = bySeconds.get(seconds);
+    if (json === undefined) {
       if (bySeconds.size === MAX_BODIES) bySeconds.clear();
-      body = JSON.stringify(limitedBody(this.status, policy, retryAfterMs));
-      bySeconds.set(seconds, body);
+      json = JSON.stringify(this.body(policy, retryAfterMs));
+      bySeconds.set(seconds, json);
     }
-    return body;
+    return json;
   }
 }
 
-/** How many bodies a LimitedBodies keeps per policy. */
+/** How many bodies a ProblemBodies keeps per policy. */
 export const MAX_BODIES = 256;
 
 /** A client on the denyList: 403, no retry. */

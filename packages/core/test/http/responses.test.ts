@@ -1,9 +1,9 @@
 import {
   bannedBody,
   deniedBody,
-  LimitedBodies,
   limitedBody,
   MAX_BODIES,
+  ProblemBodies,
   storeErrorBody,
 } from '../../src/http/responses.js';
 
@@ -56,8 +56,8 @@ describe('problem+json bodies', () => {
     });
   });
 
-  test('LimitedBodies: the JSON of limitedBody, remembered per policy and whole second, bounded', () => {
-    const bodies = new LimitedBodies(429);
+  test('ProblemBodies: the JSON of limitedBody, remembered per policy and whole second, bounded', () => {
+    const bodies = new ProblemBodies((policy, ms) => limitedBody(429, policy, ms));
     const json = (policy: string, ms: number) => JSON.stringify(limitedBody(429, policy, ms));
     for (const [policy, ms] of [
       ['per-minute', 30_001],
@@ -70,7 +70,9 @@ describe('problem+json bodies', () => {
     ] as const) {
       expect(bodies.json(policy, ms)).toBe(json(policy, ms));
     }
-    expect(new LimitedBodies(503).json('p', 1000)).toBe(JSON.stringify(limitedBody(503, 'p', 1000)));
+    expect(new ProblemBodies((policy, ms) => limitedBody(503, policy, ms)).json('p', 1000)).toBe(
+      JSON.stringify(limitedBody(503, 'p', 1000)),
+    );
     const cache = Reflect.get(bodies, 'bodies') as Map<string, Map<number, string>>;
     for (let s = 1; s <= MAX_BODIES * 3; s++) {
       expect(bodies.json('p', s * 1000)).toBe(json('p', s * 1000));
