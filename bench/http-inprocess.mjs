@@ -27,6 +27,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { clientAddress } from './lib/load.mjs';
+import { selfTimes } from './lib/self-time.mjs';
 import { median } from './lib/stats.mjs';
 import { buildApp } from './servers/breakdown-app.mjs';
 
@@ -172,19 +173,11 @@ if (CHILD !== undefined) {
   }
 }
 
-/** µs of self time per request by function, from the profile in `file`. */
+/** µs of self time per request by function, from the profile in `file`; idle time left out. */
 function selfPerRequest(file, requests) {
-  const profile = JSON.parse(readFileSync(file, 'utf8'));
-  const nodes = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
-  const usPerSample = (profile.endTime - profile.startTime) / profile.samples.length;
-  const self = new Map();
-  for (const id of profile.samples) {
-    const { functionName, url, lineNumber } = nodes.get(id);
-    if (functionName === '(idle)') continue;
-    const where = url.replace(/.*node_modules\/\.pnpm\/([^/]+)\/.*/, '$1').replace(/.*\/packages\//, '');
-    const fn = `${functionName || '(anonymous)'} ${where}${where ? `:${lineNumber + 1}` : ''}`;
-    self.set(fn, (self.get(fn) ?? 0) + usPerSample / requests);
-  }
+  const self = selfTimes(JSON.parse(readFileSync(file, 'utf8')));
+  self.delete('(idle)');
+  for (const [fn, us] of self) self.set(fn, us / requests);
   return self;
 }
 

@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { selfTimes } from './lib/self-time.mjs';
 
 const json = process.argv.includes('--json');
 const [api = 'consume', shape = 'hot', algorithm = 'sliding-window', seconds = '3'] = process.argv
@@ -63,26 +64,15 @@ async function loop() {
   );
 }
 
-/**
- * Self time per function (name and location) as a share of the samples, the top 15. V8 inlines
- * small functions into their callers, so a caller's share includes what it inlined.
- */
+/** Self time per function as a share of the profile's time, the top 15 (lib/self-time.mjs). */
 function selfTime(profile) {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const self = new Map();
-  for (const id of profile.samples) {
-    const { functionName, url, lineNumber } = byId.get(id).callFrame;
-    const where = url
-      ? ` ${url.replace(/^.*\/(packages|node_modules|bench)\//, '$1/')}:${lineNumber + 1}`
-      : '';
-    const key = `${functionName || '(anonymous)'}${where}`;
-    self.set(key, (self.get(key) ?? 0) + 1);
-  }
-  const total = profile.samples.length;
+  const self = selfTimes(profile);
+  let total = 0;
+  for (const us of self.values()) total += us;
   return [...self]
     .sort((a, b) => b[1] - a[1])
     .slice(0, 15)
-    .map(([fn, n]) => ({ share: n / total, fn }));
+    .map(([fn, us]) => ({ share: us / total, fn }));
 }
 
 /** The source lines with the most samples (V8 records ticks per line), with their text. */

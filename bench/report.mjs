@@ -252,7 +252,7 @@ function inProcessText(http) {
     return [
       framework,
       subjects === 1 ? 'one' : subjects.toLocaleString('en'),
-      `${us(of(results[0].variant))} (${results[0].variant})`,
+      `${us(results[0].usPerRequest)} (${results[0].variant})`,
       us(of('headers')),
       us(of('sluice')),
       over(of('sluice'), of('headers')),
