@@ -55,7 +55,11 @@ function table(header, rows) {
 }
 
 const kindOf = (impl) =>
-  impl === 'sluice' || impl.startsWith('sluice') ? 'sluice' : impl === 'bare' ? 'bare' : 'peer';
+  impl === 'sluice' || impl.startsWith('sluice')
+    ? 'sluice'
+    : impl === 'bare' || impl === 'control'
+      ? 'bare'
+      : 'peer';
 
 function coreSection(core, charts) {
   const spreadLabel =
@@ -368,6 +372,8 @@ limited run (the mean of the two; this machine's speed drifts by tens of percent
 run long before would measure the drift). A server idle for more than ${(http.settings.idleMs ?? 3000) / 1000} s first takes one unmeasured run of the same
 load: after a pause this machine runs a Node server's first second about a fifth slower, which would have counted
 against every limited server (each waits a whole round) and never against the bare app (it runs every other second). The bare app has no denied path: denied runs are compared with its allowed run. Redis-backed servers share one redis-server started by the suite.
+The control is a second copy of the bare app, measured exactly as each limited server is (allowed path only): it
+limits nothing, so how far its share lies from 100% is the method's own error in that run, for every row beside it.
 A ⚠ gives the share of answers that were on the path measured (200 on /allowed, 429 on /denied) in the worst round,
 when under 99%. @fastify/rate-limit keeps 5,000 keys in memory by default (its \`cache\` option, left at its default
 here): with ${http.settings.manySubjects.toLocaleString('en')} clients it forgets each one before it comes back, so on /denied it denies nothing.

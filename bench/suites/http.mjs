@@ -40,6 +40,7 @@ const SERVERS = SMOKE
     ]
   : [
       ['express', 'bare'],
+      ['express', 'control'],
       ['express', 'sluice-memory'],
       ['express', 'sluice-redis'],
       ['express', 'erl-memory'],
@@ -47,6 +48,7 @@ const SERVERS = SMOKE
       ['express', 'rlf-memory'],
       ['express', 'rlf-redis'],
       ['fastify', 'bare'],
+      ['fastify', 'control'],
       ['fastify', 'sluice-memory'],
       ['fastify', 'sluice-redis'],
       ['fastify', 'frl-memory'],
@@ -56,6 +58,7 @@ const SERVERS = SMOKE
 /** What each limiter kind is, for the report. */
 export const KIND_LABELS = {
   bare: 'bare',
+  control: 'control: a second bare app, measured as the limiters are',
   'sluice-memory': 'Sluice, memory',
   'sluice-redis': 'Sluice, Redis',
   'erl-memory': 'express-rate-limit, memory',
@@ -101,6 +104,8 @@ function runsOf(servers) {
       runs.push(bareRun);
       for (const server of servers) {
         if (server.framework !== framework || server.kind === 'bare') continue;
+        // The control has no denied path: its allowed runs are the method's own error.
+        if (server.kind === 'control' && scenario.path === 'denied') continue;
         runs.push({ server, scenario }, bareRun);
       }
     }
