@@ -132,7 +132,8 @@ function httpChecks(http) {
         `≥ ${pct(floor)}`,
         `${pct(ratio)} (rounds ${pct(row.ratioToBare.min)}–${pct(row.ratioToBare.max)})`,
         ratio >= floor,
-        `${ratio >= floor ? '+' : ''}${((ratio - floor) * 100).toFixed(0)} points`,
+        // Under a point either way, a decimal: "-0 points" beside "no" would read as a tie.
+        `${ratio >= floor ? '+' : ''}${((ratio - floor) * 100).toFixed(Math.abs(ratio - floor) < 0.01 ? 1 : 0)} points`,
       ),
     );
   }
