@@ -55,11 +55,7 @@ function table(header, rows) {
 }
 
 const kindOf = (impl) =>
-  impl === 'sluice' || impl.startsWith('sluice')
-    ? 'sluice'
-    : impl === 'bare' || impl === 'control'
-      ? 'bare'
-      : 'peer';
+  impl.startsWith('sluice') ? 'sluice' : impl === 'bare' || impl === 'control' ? 'bare' : 'peer';
 
 function coreSection(core, charts) {
   const spreadLabel =

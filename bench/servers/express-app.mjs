@@ -28,8 +28,6 @@ function flexible(limiter) {
 /** The middleware of one route under `kind`, or none for the bare app. */
 const middlewareFor = {
   bare: () => [],
-  // A second bare app, measured like a limited one: what the method itself does to a ratio.
-  control: () => [],
   'sluice-memory': (route, { limit, windowMs }) => [
     rateLimiter({ name: route, limit, window: windowMs, store: new SluiceMemoryStore() }),
   ],

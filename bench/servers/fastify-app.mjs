@@ -21,8 +21,6 @@ app.register(async () => {});
 /** Registers the plugin of `kind` (limiting only routes that ask) and returns each route's config. */
 const pluginFor = {
   bare: async () => () => ({}),
-  // A second bare app, measured like a limited one: what the method itself does to a ratio.
-  control: async () => () => ({}),
   'sluice-memory': async () => {
     await app.register(sluice, { global: false });
     return (route, { limit, windowMs }) => ({ rateLimit: { name: route, limit, window: windowMs } });
