@@ -54,8 +54,9 @@ function table(header, rows) {
   ].join('\n');
 }
 
+/** The colour of a row: Sluice, a peer, or one of the servers that limit nothing (bare, control, floor). */
 const kindOf = (impl) =>
-  impl.startsWith('sluice') ? 'sluice' : impl === 'bare' || impl === 'control' ? 'bare' : 'peer';
+  impl.startsWith('sluice') ? 'sluice' : ['bare', 'control', 'floor'].includes(impl) ? 'bare' : 'peer';
 
 function coreSection(core, charts) {
   const spreadLabel =
@@ -370,6 +371,11 @@ load: after a pause this machine runs a Node server's first second about a fifth
 against every limited server (each waits a whole round) and never against the bare app (it runs every other second). The bare app has no denied path: denied runs are compared with its allowed run. Redis-backed servers share one redis-server started by the suite.
 The control is a second copy of the bare app, measured exactly as each limited server is (allowed path only): it
 limits nothing, so how far its share lies from 100% is the method's own error in that run, for every row beside it.
+The floor limits nothing either, but reads the client address (\`req.ip\` / \`request.ip\`, as the 'ip' subject does) and
+gives every request Sluice's answer for its route, made once at start: on /allowed the two RateLimit header fields,
+on /denied a 429 with those fields, Retry-After and the problem+json body (\`bench/servers/floors.mjs\`). No limiter
+that keys on the address and answers as Sluice does can cost less, so the floor's share is the most such a limiter can
+keep in that run, and the distance from the floor to Sluice is what Sluice's own work costs.
 A ⚠ gives the share of answers that were on the path measured (200 on /allowed, 429 on /denied) in the worst round,
 when under 99%. @fastify/rate-limit keeps 5,000 keys in memory by default (its \`cache\` option, left at its default
 here): with ${http.settings.manySubjects.toLocaleString('en')} clients it forgets each one before it comes back, so on /denied it denies nothing.

@@ -13,26 +13,19 @@
  * script with `<framework> <variant>`, it listens on a free port (http-breakdown.mjs).
  */
 import { fileURLToPath } from 'node:url';
-import { createHttpHandler, frameworkReader, MemoryStore, PROBLEM_CONTENT_TYPE } from '@sluice/core';
+import { MemoryStore } from '@sluice/core';
 import { rateLimiter } from '@sluice/express';
 import sluice from '@sluice/fastify';
 import express from 'express';
 import Fastify from 'fastify';
+import { answerOf, expressFloor, fastifyFloor } from './floors.mjs';
 import { announce, HELLO, ROUTES } from './limits.mjs';
 
 const ALLOWED = { name: 'allowed', limit: ROUTES.allowed.limit, window: ROUTES.allowed.windowMs };
 const DENIED = { name: 'denied', limit: ROUTES.denied.limit, window: ROUTES.denied.windowMs };
-
-/** What Sluice answers for one client of `options`: its second request's outcome (Sluice's own). */
-function sluiceAnswer(options) {
-  const http = createHttpHandler(options, frameworkReader);
-  const req = { ip: '10.0.0.1', headers: {} };
-  http.handle(req);
-  return http.handle(req);
-}
-// What Sluice sets on an allowed request of the route, and how it denies one.
-const { headers: HEADERS } = sluiceAnswer(ALLOWED);
-const DENIAL = sluiceAnswer(DENIED);
+// What Sluice answers on an allowed request of the route, and on a denied one.
+const PASS = answerOf('allowed');
+const DENIAL = answerOf('denied');
 
 /** The address read last: the read is what is measured, and it goes somewhere. */
 let _address;
@@ -46,22 +39,8 @@ function expressApp(variant) {
         next();
       },
     ],
-    headers: [
-      (req, res, next) => {
-        _address = req.ip;
-        for (const name in HEADERS) res.setHeader(name, HEADERS[name]);
-        next();
-      },
-    ],
-    'denied-floor': [
-      (req, res) => {
-        _address = req.ip;
-        for (const name in DENIAL.headers) res.setHeader(name, DENIAL.headers[name]);
-        res.statusCode = DENIAL.status;
-        res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
-        res.end(DENIAL.body);
-      },
-    ],
+    headers: [expressFloor(PASS)],
+    'denied-floor': [expressFloor(DENIAL)],
     sluice: [rateLimiter({ ...ALLOWED, store: new MemoryStore() })],
     'sluice-denied': [rateLimiter({ ...DENIED, store: new MemoryStore() })],
   };
@@ -85,15 +64,8 @@ async function fastifyApp(variant) {
       _address = request.ip;
       done();
     },
-    headers: (request, reply, done) => {
-      _address = request.ip;
-      reply.headers(HEADERS);
-      done();
-    },
-    'denied-floor': (request, reply) => {
-      _address = request.ip;
-      reply.headers(DENIAL.headers).code(DENIAL.status).type(PROBLEM_CONTENT_TYPE).send(DENIAL.body);
-    },
+    headers: fastifyFloor(PASS),
+    'denied-floor': fastifyFloor(DENIAL),
   };
   let options = {};
   if (variant === 'sluice' || variant === 'sluice-denied') {

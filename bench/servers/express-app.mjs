@@ -6,6 +6,7 @@ import { rateLimit } from 'express-rate-limit';
 import Redis from 'ioredis';
 import { RedisStore as RateLimitRedisStore } from 'rate-limit-redis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { answerOf, expressFloor } from './floors.mjs';
 import { announce, HELLO, ROUTES, serverArgs } from './limits.mjs';
 
 const { kind, redisPort } = serverArgs();
@@ -28,6 +29,7 @@ function flexible(limiter) {
 /** The middleware of one route under `kind`, or none for the bare app. */
 const middlewareFor = {
   bare: () => [],
+  floor: (route) => [expressFloor(answerOf(route))],
   'sluice-memory': (route, { limit, windowMs }) => [
     rateLimiter({ name: route, limit, window: windowMs, store: new SluiceMemoryStore() }),
   ],

@@ -4,6 +4,7 @@ import { RedisStore } from '@sluice/core';
 import sluice from '@sluice/fastify';
 import Fastify from 'fastify';
 import Redis from 'ioredis';
+import { answerOf, fastifyFloor } from './floors.mjs';
 import { announce, HELLO, ROUTES, serverArgs } from './limits.mjs';
 
 const { kind, redisPort } = serverArgs();
@@ -18,30 +19,40 @@ const app = Fastify({ trustProxy: true, logger: false });
 // measure the limiters, not Fastify's first plugin.
 app.register(async () => {});
 
-/** Registers the plugin of `kind` (limiting only routes that ask) and returns each route's config. */
+/** Sluice's route config: the route's limit, per route. */
+const sluiceConfig = (route, { limit, windowMs }) => ({
+  config: { rateLimit: { name: route, limit, window: windowMs } },
+});
+/** @fastify/rate-limit's route config. */
+const frlConfig = (_route, { limit, windowMs }) => ({
+  config: { rateLimit: { max: limit, timeWindow: windowMs } },
+});
+
+/** Registers the plugin of `kind` (limiting only routes that ask) and returns each route's options. */
 const pluginFor = {
   bare: async () => () => ({}),
+  floor: async () => (route) => ({ onRequest: fastifyFloor(answerOf(route)) }),
   'sluice-memory': async () => {
     await app.register(sluice, { global: false });
-    return (route, { limit, windowMs }) => ({ rateLimit: { name: route, limit, window: windowMs } });
+    return sluiceConfig;
   },
   'sluice-redis': async () => {
     await app.register(sluice, { global: false, store: new RedisStore({ client }) });
-    return (route, { limit, windowMs }) => ({ rateLimit: { name: route, limit, window: windowMs } });
+    return sluiceConfig;
   },
   'frl-memory': async () => {
     await app.register(fastifyRateLimit, { global: false });
-    return (_route, { limit, windowMs }) => ({ rateLimit: { max: limit, timeWindow: windowMs } });
+    return frlConfig;
   },
   'frl-redis': async () => {
     await app.register(fastifyRateLimit, { global: false, redis: client });
-    return (_route, { limit, windowMs }) => ({ rateLimit: { max: limit, timeWindow: windowMs } });
+    return frlConfig;
   },
 };
 
-const configOf = await pluginFor[kind]();
+const optionsOf = await pluginFor[kind]();
 for (const [route, limits] of Object.entries(ROUTES)) {
-  app.get(`/${route}`, { config: configOf(route, limits) }, async () => HELLO);
+  app.get(`/${route}`, optionsOf(route, limits), async () => HELLO);
 }
 await app.listen({ port: 0, host: '127.0.0.1' });
 announce(app.server.address().port);

@@ -30,17 +30,20 @@ const APPS = {
   fastify: fileURLToPath(new URL('../servers/fastify-app.mjs', import.meta.url)),
 };
 
-/** Each framework's servers: bare first (the ratios' base), then each limiter on memory and Redis. */
+/** Each framework's servers: bare first (the ratios' base), its control and the floor, then each limiter on memory and Redis. */
 const SERVERS = SMOKE
   ? [
       ['express', 'bare'],
+      ['express', 'floor'],
       ['express', 'sluice-memory'],
       ['fastify', 'bare'],
+      ['fastify', 'floor'],
       ['fastify', 'sluice-memory'],
     ]
   : [
       ['express', 'bare'],
       ['express', 'control'],
+      ['express', 'floor'],
       ['express', 'sluice-memory'],
       ['express', 'sluice-redis'],
       ['express', 'erl-memory'],
@@ -49,6 +52,7 @@ const SERVERS = SMOKE
       ['express', 'rlf-redis'],
       ['fastify', 'bare'],
       ['fastify', 'control'],
+      ['fastify', 'floor'],
       ['fastify', 'sluice-memory'],
       ['fastify', 'sluice-redis'],
       ['fastify', 'frl-memory'],
@@ -59,6 +63,7 @@ const SERVERS = SMOKE
 export const KIND_LABELS = {
   bare: 'bare',
   control: 'control: a second bare app, measured as the limiters are',
+  floor: "floor: reads the address and gives Sluice's answer, made once, limiting nothing",
   'sluice-memory': 'Sluice, memory',
   'sluice-redis': 'Sluice, Redis',
   'erl-memory': 'express-rate-limit, memory',
