@@ -13,7 +13,8 @@
  * The floors are bare scripts doing what a decision cannot do without: the second is what the
  * peers' scripts do, the next two what a Sluice decision by Redis TIME does at least, and the last two
  * what any store that batches calls (up to 32 a script run, as Sluice does) pays per call: passing the
- * key, and writing it once (INCRBY, Redis's cheapest write).
+ * key, writing it once (INCRBY, Redis's cheapest write), and with that reading it and replying with
+ * the call's numbers.
  *
  * `--sluice` compares builds of @sluice/core A/B in the same run: each path is an index.ts of a copy of
  * packages/core/src (loaded through test/support/ts-register.cjs, as the tests load it) or a built
@@ -254,6 +255,18 @@ async function cases(client) {
     batchCase('floor: batches, keys only', client, { source: 'return 1' }),
     batchCase('floor: batches, INCRBY each key', client, {
       source: "for i = 1, #KEYS do redis.call('INCRBY', KEYS[i], 4) end return 1",
+    }),
+    // And what a decision cannot do without besides: read each key's state, and reply with each call's
+    // numbers (Sluice's five a policy: allowed, remaining, resetMs, retryAfterMs, delayMs); no arithmetic.
+    batchCase('floor: batches, MGET, INCRBY each key, 5 numbers back', client, {
+      source: `local raws = redis.call('MGET', unpack(KEYS))
+local reply = {}
+for i = 1, #KEYS do
+  redis.call('INCRBY', KEYS[i], 4)
+  local r = (i - 1) * 5
+  reply[r + 1] = 1 reply[r + 2] = 999999 reply[r + 3] = 59000 reply[r + 4] = 0 reply[r + 5] = 0
+end
+return reply`,
     }),
   ];
   for (const { label, path } of SLUICE) {
