@@ -144,7 +144,11 @@ Sluice's limit is never reached (the allowed path). \`consume\` is the promise A
 The peers count a fixed window and return a counter, not a decision; @fastify/rate-limit's LocalStore (its
 \`toad-cache\` LRU, sized to hold every subject instead of its default 5,000) is measured through \`incr\` with a no-op callback.
 "promise floor" is what \`await\` of an already resolved promise costs in this loop, with nothing decided: no promise
-API on this machine runs faster, so \`consume\` is \`decide\` plus about that.
+API on this machine runs faster, so \`consume\` is \`decide\` plus about that. "decision floor" is the least \`consume\` can do
+under the contract: find the subject's count in a Map and raise it, then give a fresh Decision (its \`policies\` array,
+one policy state, a \`refund\`) through a resolved promise, with no algorithm, clock or check; Sluice's distance from it
+is its own work, and the floor's distance from express-rate-limit (whose \`increment\` gives back the object it keeps)
+is what a fresh answer costs.
 Policies: sliding-window and fixed-window 1e9 per minute; sliding-log 100 per 10 s (the hot subject is denied most calls);
 buckets 1,000 per hour with a capacity of 1e8 (state kept between calls); concurrency 100 leases, each released at once
 (one operation = take and give back); two policies = sliding-window per minute + token bucket, all-or-nothing.

@@ -25,6 +25,8 @@ export function coreCases(smoke) {
   }
   // What any promise API costs here before it decides anything: the floor under `consume`.
   for (const s of shapes) add('allowed', 'promise floor', 'none', 'await Promise.resolve(object)', s);
+  // What `consume` costs at least under the contract, with no algorithm: the floor under its answer.
+  for (const s of shapes) add('allowed', 'decision floor', 'none', 'a fresh Decision through a promise', s);
   add('denied', 'sluice', 'sliding-window', 'consume', 'hot');
   add('denied', 'sluice', 'sliding-window', 'decide', 'hot');
   add('denied', 'rate-limiter-flexible', 'fixed-window', 'RateLimiterMemory.consume', 'hot');
@@ -57,6 +59,45 @@ export async function operationOf({ path, impl, case: label, api }, subjects) {
   if (impl === 'promise floor') {
     const answer = { allowed: true };
     return { isAsync: true, op: () => Promise.resolve(answer) };
+  }
+  if (impl === 'decision floor') {
+    // A subject's count found in a Map and raised by one, then the answer the contract asks of
+    // `consume`: a fresh Decision with its policies array, its one policy state and a refund, through
+    // a resolved promise. No algorithm, no clock, no checks: no limiter keeping the contract does less.
+    const counts = new Map();
+    return {
+      isAsync: true,
+      op: (s) => {
+        let slot = counts.get(s);
+        if (slot === undefined) {
+          slot = [0];
+          counts.set(s, slot);
+        }
+        const remaining = UNREACHED - ++slot[0];
+        return Promise.resolve({
+          allowed: true,
+          limit: UNREACHED,
+          remaining,
+          resetMs: WINDOW_MS,
+          retryAfterMs: 0,
+          policy: label,
+          policies: [
+            {
+              name: label,
+              algorithm: 'sliding-window',
+              limit: UNREACHED,
+              windowMs: WINDOW_MS,
+              remaining,
+              resetMs: WINDOW_MS,
+              allowed: true,
+            },
+          ],
+          refund: async () => {
+            slot[0]--;
+          },
+        });
+      },
+    };
   }
   if (impl === 'express-rate-limit') {
     const { MemoryStore } = await import('express-rate-limit');
