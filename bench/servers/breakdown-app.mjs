@@ -4,7 +4,7 @@
  *   bare           nothing
  *   plugin         (Fastify) an empty plugin registered
  *   ip             that, and reads the client address as Sluice's 'ip' subject does (req.ip / request.ip)
- *   headers        that, and sets the headers Sluice sends (the ones of its first decision, fixed)
+ *   headers        that, and sets the headers Sluice sends (those of a client's second request, fixed)
  *   sluice         the Sluice middleware or plugin on a MemoryStore
  *   denied-floor   reads the address and answers 429 with Sluice's headers and a problem+json body
  *                  made once: what any limiter that denies with these answers does at least

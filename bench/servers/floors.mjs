@@ -23,16 +23,10 @@ let _address;
 /** Express middleware giving every request `answer`. */
 export function expressFloor(answer) {
   const { headers } = answer;
-  if (answer.pass) {
-    return (req, res, next) => {
-      _address = req.ip;
-      for (const name in headers) res.setHeader(name, headers[name]);
-      next();
-    };
-  }
-  return (req, res) => {
+  return (req, res, next) => {
     _address = req.ip;
     for (const name in headers) res.setHeader(name, headers[name]);
+    if (answer.pass) return next();
     res.statusCode = answer.status;
     res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
     res.end(answer.body);
@@ -42,15 +36,10 @@ export function expressFloor(answer) {
 /** Fastify onRequest hook giving every request `answer`. */
 export function fastifyFloor(answer) {
   const { headers } = answer;
-  if (answer.pass) {
-    return (request, reply, done) => {
-      _address = request.ip;
-      reply.headers(headers);
-      done();
-    };
-  }
-  return (request, reply) => {
+  return (request, reply, done) => {
     _address = request.ip;
-    reply.headers(headers).code(answer.status).type(PROBLEM_CONTENT_TYPE).send(answer.body);
+    reply.headers(headers);
+    if (answer.pass) return done();
+    reply.code(answer.status).type(PROBLEM_CONTENT_TYPE).send(answer.body);
   };
 }
