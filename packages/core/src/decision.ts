@@ -47,7 +47,11 @@ export interface PolicyInfo {
  * Builds the decision from per-policy outcomes. The binding policy is the denying one with the longest
  * retry, or, when allowed, the one with the least remaining (ties: the first).
  */
-export function buildDecision(policies: readonly PolicyInfo[], steps: readonly PolicyOutcome[]): Decision {
+export function buildDecision(
+  policies: readonly PolicyInfo[],
+  steps: readonly PolicyOutcome[],
+  refund?: Decision['refund'],
+): Decision {
   // One pass and no callbacks: this runs on every call.
   let allowed = true;
   let binding = 0;
@@ -68,35 +72,66 @@ export function buildDecision(policies: readonly PolicyInfo[], steps: readonly P
       allowed = false;
     } else if (allowed && step.remaining < best.remaining) binding = i;
   }
-  return decisionOf(allowed, policies[binding]!, steps[binding]!, states, delayed ? delayMs : undefined);
+  return decisionOf(
+    allowed,
+    policies[binding]!,
+    steps[binding]!,
+    states,
+    delayed ? delayMs : undefined,
+    refund,
+  );
 }
 
 /** The decision of a single-policy limiter: buildDecision without its loop. */
-export function buildOneDecision(policy: PolicyInfo, step: PolicyOutcome): Decision {
+export function buildOneDecision(
+  policy: PolicyInfo,
+  step: PolicyOutcome,
+  refund?: Decision['refund'],
+): Decision {
   const delayMs = policy.delay ? step.delayMs : undefined;
-  return decisionOf(step.allowed, policy, step, [stateOf(policy, step)], delayMs);
+  return decisionOf(step.allowed, policy, step, [stateOf(policy, step)], delayMs, refund);
 }
 
-/** The decision bound by `policy` (its outcome `chosen`); `delayMs` when a policy delays. */
+/**
+ * The decision bound by `policy` (its outcome `chosen`); `delayMs` when a policy delays; `refund` for
+ * a call that charged. Each outcome is one literal that holds its fields from the start: a field set
+ * afterwards costs the object a map transition, or a slower store, on every call.
+ */
 function decisionOf(
   allowed: boolean,
   policy: PolicyInfo,
   chosen: PolicyOutcome,
   states: PolicyState[],
   delayMs: number | undefined,
+  refund: Decision['refund'],
 ): Decision {
+  if (!allowed) return deniedOf(policy, chosen, states);
   const decision: Decision = {
     allowed,
     limit: policy.limit,
     remaining: chosen.remaining,
     resetMs: chosen.resetMs,
-    retryAfterMs: allowed ? 0 : chosen.retryAfterMs,
+    retryAfterMs: 0,
     policy: policy.name,
     policies: states,
+    refund,
   };
-  if (!allowed) decision.reason = 'limit';
-  else if (delayMs !== undefined) decision.delayMs = delayMs;
+  if (delayMs !== undefined) decision.delayMs = delayMs;
   return decision;
+}
+
+/** A decision denied by `policy`: apart from decisionOf, which an allowed call runs, to keep that small. */
+function deniedOf(policy: PolicyInfo, chosen: PolicyOutcome, states: PolicyState[]): Decision {
+  return {
+    allowed: false,
+    limit: policy.limit,
+    remaining: chosen.remaining,
+    resetMs: chosen.resetMs,
+    retryAfterMs: chosen.retryAfterMs,
+    policy: policy.name,
+    policies: states,
+    reason: 'limit',
+  };
 }
 
 function stateOf(p: PolicyInfo, step: PolicyOutcome): PolicyState {

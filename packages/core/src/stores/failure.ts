@@ -157,11 +157,9 @@ export class StoreGuard {
     if (this.onStoreError === 'local') {
       decision = this.finish(this.fallback.consume(call), call, this.fallback);
     } else if (this.onStoreError === 'allow') {
-      decision = buildDecision(this.policies, this.allowSteps);
-      if (call.mode === 'consume') {
-        decision.refund = nothingToGiveBack;
-        if (this.leasing) decision.release = nothingToGiveBack;
-      }
+      const consumed = call.mode === 'consume';
+      decision = buildDecision(this.policies, this.allowSteps, consumed ? nothingToGiveBack : undefined);
+      if (consumed && this.leasing) decision.release = nothingToGiveBack;
     } else {
       decision = buildDecision(this.policies, this.denySteps);
       decision.reason = 'store-error';
