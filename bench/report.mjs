@@ -148,7 +148,10 @@ API on this machine runs faster, so \`consume\` is \`decide\` plus about that. "
 under the contract: find the subject's count in a Map and raise it, then give a fresh Decision (its \`policies\` array,
 one policy state, a \`refund\`) through a resolved promise, with no algorithm, clock or check; Sluice's distance from it
 is its own work, and the floor's distance from express-rate-limit (whose \`increment\` gives back the object it keeps)
-is what a fresh answer costs.
+is what a fresh answer costs. "fused floor" is \`consume\` fused into one function: that floor plus a subject check, a
+clock reading shared by 32 calls, and Sluice's own sliding-window step run on the subject's state in a Map (no key
+encoding, expiry, eviction or layering); no Sluice \`consume\` can be faster, and where it is not ahead of
+express-rate-limit, no \`consume\` that keeps the contract is.
 Policies: sliding-window and fixed-window 1e9 per minute; sliding-log 100 per 10 s (the hot subject is denied most calls);
 buckets 1,000 per hour with a capacity of 1e8 (state kept between calls); concurrency 100 leases, each released at once
 (one operation = take and give back); two policies = sliding-window per minute + token bucket, all-or-nothing.

@@ -39,6 +39,7 @@ function coreChecks(core) {
     const rlf = find('rate-limiter-flexible', 'fixed-window', 'RateLimiterMemory.consume', subjects);
     const frl = find('@fastify/rate-limit', 'fixed-window', 'LocalStore.incr', subjects);
     const promise = find('promise floor', 'none', 'await Promise.resolve(object)', subjects);
+    const fused = find('fused floor', 'sliding-window', 'the step and a fresh Decision', subjects);
     const bar = Math.max(floor, erl ?? 0, rlf ?? 0);
     for (const api of ['consume', 'decide']) {
       const sluice = find('sluice', 'sliding-window', api, subjects);
@@ -48,7 +49,7 @@ function coreChecks(core) {
           'core',
           `sliding-window \`${api}\`, ${subjects === 'hot' ? 'one hot subject' : `${subjects} subjects`}: at least ${rate(floor)} and ahead of express-rate-limit (${rate(erl)}) and rate-limiter-flexible (${rate(rlf)})`,
           rate(bar),
-          `${rate(sluice)} (${(sluice / frl).toFixed(2)}× @fastify/rate-limit's LRU counter${api === 'consume' && promise ? `; a bare promise: ${rate(promise)}` : ''})`,
+          `${rate(sluice)} (${(sluice / frl).toFixed(2)}× @fastify/rate-limit's LRU counter${api === 'consume' && promise ? `; a bare promise: ${rate(promise)}` : ''}${api === 'consume' && fused ? `; consume fused into one function: ${rate(fused)}` : ''})`,
           sluice >= bar,
           sluice >= bar
             ? `+${pct(sluice / bar - 1)}`

@@ -27,10 +27,36 @@ export function coreCases(smoke) {
   for (const s of shapes) add('allowed', 'promise floor', 'none', 'await Promise.resolve(object)', s);
   // What `consume` costs at least under the contract, with no algorithm: the floor under its answer.
   for (const s of shapes) add('allowed', 'decision floor', 'none', 'a fresh Decision through a promise', s);
+  // The same with Sluice's own sliding-window step in it: `consume` fused into one function.
+  for (const s of shapes) add('allowed', 'fused floor', 'sliding-window', 'the step and a fresh Decision', s);
   add('denied', 'sluice', 'sliding-window', 'consume', 'hot');
   add('denied', 'sluice', 'sliding-window', 'decide', 'hot');
   add('denied', 'rate-limiter-flexible', 'fixed-window', 'RateLimiterMemory.consume', 'hot');
   return cases;
+}
+
+/** An allowed Decision as the contract shapes it, fresh: its policies array, one policy state, a refund. */
+function freshDecision(remaining, resetMs, refund) {
+  return {
+    allowed: true,
+    limit: UNREACHED,
+    remaining,
+    resetMs,
+    retryAfterMs: 0,
+    policy: 'per-minute',
+    policies: [
+      {
+        name: 'per-minute',
+        algorithm: 'sliding-window',
+        limit: UNREACHED,
+        windowMs: WINDOW_MS,
+        remaining,
+        resetMs,
+        allowed: true,
+      },
+    ],
+    refund,
+  };
 }
 
 /**
@@ -73,29 +99,42 @@ export async function operationOf({ path, impl, case: label, api }, subjects) {
           slot = [0];
           counts.set(s, slot);
         }
-        const remaining = UNREACHED - ++slot[0];
-        return Promise.resolve({
-          allowed: true,
-          limit: UNREACHED,
-          remaining,
-          resetMs: WINDOW_MS,
-          retryAfterMs: 0,
-          policy: label,
-          policies: [
-            {
-              name: label,
-              algorithm: 'sliding-window',
-              limit: UNREACHED,
-              windowMs: WINDOW_MS,
-              remaining,
-              resetMs: WINDOW_MS,
-              allowed: true,
-            },
-          ],
-          refund: async () => {
+        slot[0]++;
+        return Promise.resolve(
+          freshDecision(UNREACHED - slot[0], WINDOW_MS, async () => {
             slot[0]--;
-          },
-        });
+          }),
+        );
+      },
+    };
+  }
+  if (impl === 'fused floor') {
+    // The decision floor with a real decision in it: the subject checked, the clock read (once per 32
+    // calls, as Sluice's default clock), the subject's state found in a Map, Sluice's own sliding-window
+    // step run on it and written back in place. No key encoding, expiry, eviction or layering: `consume`
+    // as one function, so no Sluice `consume` can be faster. The step is the limiter's own algorithm
+    // value, read from its store plan (a private field: the package exports no algorithm).
+    const { createLimiter } = await import('@sluice/core');
+    const { policies } = LIMITER_CASES.find((c) => c.label === 'sliding-window');
+    const limiter = createLimiter({ name: label, policies });
+    const { algorithm, params } = limiter.target.policies[0];
+    const states = new Map();
+    const next = [];
+    let reading = 0;
+    let uses = 0;
+    return {
+      isAsync: true,
+      op: (s) => {
+        if (typeof s !== 'string') return Promise.reject(new TypeError('subject must be a string'));
+        if (uses-- === 0) {
+          reading = Date.now();
+          uses = 31;
+        }
+        const state = states.get(s);
+        const step = algorithm.step(state, 0, reading, 1, params, 0, next);
+        if (state === undefined) states.set(s, next.slice());
+        else for (let i = 0; i < next.length; i++) state[i] = next[i];
+        return Promise.resolve(freshDecision(step.remaining, step.resetMs, async () => {}));
       },
     };
   }
