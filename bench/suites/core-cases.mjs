@@ -111,7 +111,8 @@ export async function operationOf({ path, impl, case: label, api }, subjects) {
   if (impl === 'fused floor') {
     // The decision floor with a real decision in it: the subject checked, the clock read (once per 32
     // calls, as Sluice's default clock), the subject's state found in a Map, Sluice's own sliding-window
-    // step run on it and written back in place. No key encoding, expiry, eviction or layering: `consume`
+    // step run on it and written back in place, a refund that gives the charge back with the algorithm's
+    // own refund. No key encoding, expiry, eviction or layering: `consume`
     // as one function, so no Sluice `consume` can be faster. The step is the limiter's own algorithm
     // value, read from its store plan (a private field: the package exports no algorithm).
     const { createLimiter } = await import('@sluice/core');
@@ -122,6 +123,10 @@ export async function operationOf({ path, impl, case: label, api }, subjects) {
     const next = [];
     let reading = 0;
     let uses = 0;
+    const giveBack = (s, chargedAt) => {
+      const charge = { cost: 1, chargedAt, leaseId: 0 };
+      states.set(s, algorithm.refund(states.get(s), Date.now(), charge, params).next);
+    };
     return {
       isAsync: true,
       op: (s) => {
@@ -134,7 +139,10 @@ export async function operationOf({ path, impl, case: label, api }, subjects) {
         const step = algorithm.step(state, 0, reading, 1, params, 0, next);
         if (state === undefined) states.set(s, next.slice());
         else for (let i = 0; i < next.length; i++) state[i] = next[i];
-        return Promise.resolve(freshDecision(step.remaining, step.resetMs, async () => {}));
+        const chargedAt = reading;
+        return Promise.resolve(
+          freshDecision(step.remaining, step.resetMs, async () => giveBack(s, chargedAt)),
+        );
       },
     };
   }
