@@ -112,9 +112,9 @@ export async function operationOf({ path, impl, case: label, api }, subjects) {
     // The decision floor with a real decision in it: the subject checked, the clock read (once per 32
     // calls, as Sluice's default clock), the subject's state found in a Map, Sluice's own sliding-window
     // step run on it and written back in place, a refund that gives the charge back with the algorithm's
-    // own refund. No key encoding, expiry, eviction or layering: `consume`
-    // as one function, so no Sluice `consume` can be faster. The step is the limiter's own algorithm
-    // value, read from its store plan (a private field: the package exports no algorithm).
+    // own refund. No key encoding, expiry, eviction or layering: `consume` as one function, so no Sluice
+    // `consume` can be faster. The step is the limiter's own algorithm value, read from its store plan
+    // (a private field: the package exports no algorithm).
     const { createLimiter } = await import('@sluice/core');
     const { policies } = LIMITER_CASES.find((c) => c.label === 'sliding-window');
     const limiter = createLimiter({ name: label, policies });

@@ -84,7 +84,7 @@ class SluiceLimiter implements Limiter {
   private readonly memory: MemoryStore | undefined;
   /** The memory store's keys of that policy. */
   private readonly space: KeySpace | undefined;
-  /** That policy, as the memory store runs it. */
+  /** That policy, as the memory store runs it (target.policies[0], one field read on the hot path). */
   private readonly only: StorePolicy | undefined;
 
   constructor(options: LimiterOptions) {
