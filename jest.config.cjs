@@ -14,6 +14,7 @@ module.exports = {
   moduleNameMapper: {
     '^@sluice/core$': '<rootDir>/packages/core/src/index.ts',
     '^@sluice/core/testing$': '<rootDir>/packages/core/src/testing/index.ts',
+    '^@sluice/core/otel$': '<rootDir>/packages/core/src/otel/index.ts',
     '^@sluice/express$': '<rootDir>/packages/express/src/index.ts',
     '^@sluice/fastify$': '<rootDir>/packages/fastify/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',

@@ -1,5 +1,12 @@
 export type { AlgorithmName } from './algorithms/index.js';
 export type { Decision, PolicyInfo, PolicyState } from './decision.js';
+export type {
+  CircuitMessage,
+  CircuitState,
+  DecisionMessage,
+  StoreErrorMessage,
+} from './diagnostics.js';
+export { DiagnosticChannels } from './diagnostics.js';
 export type { Duration } from './duration.js';
 export type { ErrorCode } from './errors.js';
 export { ErrorCodes, SluiceConfigError } from './errors.js';
