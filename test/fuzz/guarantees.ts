@@ -12,6 +12,10 @@ interface Admitted {
   cost: number;
   /** Concurrency: the step at which the lease was released, if it was. */
   releasedAt?: number;
+  /** When the call was refunded, if it was. */
+  givenBackAt?: number;
+  /** Whether its subject was reset after it: the call then counts for nothing. */
+  forgotten?: boolean;
 }
 
 interface Bound {
@@ -20,10 +24,20 @@ interface Bound {
   burst: number;
 }
 
+/** The costs of the calls `keep` selects; a call given back or forgotten counts nothing. */
 function sum(calls: readonly Admitted[], keep: (c: Admitted) => boolean): number {
   let total = 0;
-  for (const c of calls) if (keep(c)) total += c.cost;
+  for (const c of calls) if (keep(c) && c.givenBackAt === undefined && !c.forgotten) total += c.cost;
   return total;
+}
+
+/**
+ * What a bucket may still hold of a call, times the window: all of it, or for a call given back, the
+ * part the refill may already have covered when it was given back (a refund returns only the rest).
+ */
+function heldW(c: Admitted, limit: number, w: number): number {
+  const full = c.forgotten ? 0 : c.cost * w;
+  return c.givenBackAt === undefined ? full : Math.min(full, (c.givenBackAt - c.at) * limit);
 }
 
 /**
@@ -60,12 +74,14 @@ export function breach(
     case 'token-bucket':
     case 'leaky-bucket':
     case 'gcra': {
-      // A bucket of `burst` refilled at limit per window: over any [s, at], at most burst + (at - s) * limit / w.
+      // A bucket of `burst` refilled at limit per window: over any [s, at], at most burst + (at - s) * limit / w,
+      // counting of a call given back only what its refund could not return.
       for (const start of before) {
         if (start.at > at) continue;
-        const used = sum(before, (c) => c.at >= start.at) + cost;
-        if (used * w > burst * w + (at - start.at) * limit) {
-          return `${used} in [${start.at}, ${at}] > ${burst} + ${at - start.at} ms of refill at ${limit}/${w} ms`;
+        let usedW = cost * w;
+        for (const c of before) if (c.at >= start.at) usedW += heldW(c, limit, w);
+        if (usedW > burst * w + (at - start.at) * limit) {
+          return `${usedW / w} in [${start.at}, ${at}] > ${burst} + ${at - start.at} ms of refill at ${limit}/${w} ms`;
         }
       }
       return cost > burst ? `cost ${cost} > burst ${burst}` : undefined;
@@ -79,8 +95,9 @@ export function breach(
 
 /**
  * Walks a trace and its results (runTrace) and returns the first admitted call that breaks a policy's
- * promise, as a message; undefined when every admitted call kept every policy's promise. Steps other
- * than consume, peek and release are not expected here (a refund or reset legitimately gives quota back).
+ * promise, as a message; undefined when every admitted call kept every policy's promise. A refund
+ * gives its call back (a bucket: only what the refill has not yet covered), a reset every earlier call
+ * of its subject under subject-scoped policies, a release a lease.
  */
 export function firstBreach(
   policies: readonly Policy[],
@@ -98,6 +115,24 @@ export function firstBreach(
     if (step.op === 'release') {
       // A release only ever frees a lease taken by an admitted consume.
       for (const lease of admittedBy[step.of] ?? []) lease.releasedAt ??= now;
+      continue;
+    }
+    if (step.op === 'refund') {
+      // Every policy's charge comes back, the lease included.
+      for (const call of admittedBy[step.of] ?? []) {
+        call.releasedAt ??= now;
+        call.givenBackAt ??= now;
+      }
+      continue;
+    }
+    if (step.op === 'reset') {
+      for (const [p, policy] of policies.entries()) {
+        if (policy.scope === 'global') continue;
+        for (const call of counters.get(`${p}:${step.subject}`) ?? []) {
+          call.releasedAt ??= now;
+          call.forgotten = true;
+        }
+      }
       continue;
     }
     if (step.op !== 'consume' || !decision?.allowed) continue;

@@ -16,10 +16,38 @@ const forgetful = (clock: () => number) => {
   return { store };
 };
 
+/**
+ * A broken store whose refunds give back the whole charge as if it were made now, however long ago it
+ * was (Sluice's own bug before 0.2: a refund after a refill lifted a bucket above its capacity).
+ */
+const overRefunding = (clock: () => number) => {
+  const inner = new MemoryStore({ clock });
+  const store: Store = {
+    local: true,
+    consume: (call) => inner.consume(call),
+    refund: (call) => inner.refund({ ...call, charge: { ...call.charge, chargedAt: clock() } }),
+    reset: (limiter, subject) => inner.reset(limiter, subject),
+  };
+  return { store };
+};
+
 describe('random traces on the memory store never go over the limit', () => {
   it.each(ALGORITHMS)('%s', async (algorithm) => {
     await fc.assert(neverOverTheLimit(onePolicy(algorithm), memory), { numRuns: NUM_RUNS });
   });
+
+  it.each(ALGORITHMS)('%s, with refunds as common as calls', async (algorithm) => {
+    await fc.assert(neverOverTheLimit(onePolicy(algorithm), memory, 'many'), { numRuns: NUM_RUNS * 2 });
+  });
+
+  it.each(ALGORITHMS.filter((a) => a !== 'concurrency'))(
+    'the check catches a store whose refunds give back more than is still charged (%s)',
+    async (algorithm) => {
+      const property = neverOverTheLimit(onePolicy(algorithm), overRefunding, 'many');
+      const run = await fc.check(property, { numRuns: NUM_RUNS * 8 });
+      expect(run.failed).toBe(true);
+    },
+  );
 
   it('several policies decided together', async () => {
     await fc.assert(neverOverTheLimit(severalPolicies, memory), { numRuns: NUM_RUNS * 2 });

@@ -42,6 +42,17 @@ describeRedis('random traces on Redis never go over the limit', () => {
     );
   });
 
+  it.each(ALGORITHMS)('%s, standalone, with refunds as common as calls', async (algorithm) => {
+    await fc.assert(
+      neverOverTheLimit(
+        onePolicy(algorithm),
+        on(() => standalone),
+        'many',
+      ),
+      { numRuns: RUNS },
+    );
+  });
+
   it('several policies decided together, standalone', async () => {
     await fc.assert(
       neverOverTheLimit(

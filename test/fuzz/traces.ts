@@ -7,7 +7,7 @@ import { firstBreach } from './guarantees.js';
 
 /**
  * The never-over-the-limit property, for any store: random policies (one, or several decided
- * together, subject or global scope) and random traces of consumes, peeks and releases on a manual
+ * together, subject or global scope) and random traces of consumes, peeks, refunds, releases and resets on a manual
  * clock; every admitted call must keep every policy's promise (guarantees.ts).
  */
 export const ALGORITHMS: readonly AlgorithmName[] = [
@@ -20,16 +20,22 @@ export const ALGORITHMS: readonly AlgorithmName[] = [
   'concurrency',
 ];
 
-/** Refunds and resets give quota back by design: they become releases and peeks, keeping step indices. */
-export function guardedTrace(maxLength = 60): fc.Arbitrary<TraceStep[]> {
-  return traceOf({ maxCost: 14, maxAdvanceMs: 120, withGiveBacks: true, maxLength }).map((trace) =>
-    trace.map((step): TraceStep => {
-      if (step.op === 'refund') return { ...step, op: 'release' };
-      if (step.op === 'reset')
-        return { op: 'peek', advanceMs: step.advanceMs, subject: step.subject, cost: 1 };
-      return step;
-    }),
-  );
+/**
+ * Random traces with every kind of step: refunds, releases and resets give quota back, as far as each
+ * may. `refunds: 'many'` makes give-backs as common as calls, on one subject, with short time steps:
+ * refunds that land after the refill has covered part of their charge, with calls in between.
+ */
+export function guardedTrace(maxLength = 60, refunds: 'some' | 'many' = 'some'): fc.Arbitrary<TraceStep[]> {
+  const many = refunds === 'many';
+  return traceOf({
+    maxCost: 14,
+    maxAdvanceMs: many ? 16 : 120,
+    withGiveBacks: true,
+    giveBackWeight: many ? 8 : 2,
+    subjects: many ? ['a'] : undefined,
+    minLength: many ? 24 : 1,
+    maxLength,
+  });
 }
 
 const scoped = (algorithm: AlgorithmName): fc.Arbitrary<Policy> =>
@@ -70,8 +76,9 @@ export type Placement = (clock: ManualClock) => Pick<LimiterOptions, 'store' | '
 export function neverOverTheLimit(
   policies: fc.Arbitrary<Policy[]>,
   place: Placement,
+  refunds: 'some' | 'many' = 'some',
 ): fc.IAsyncPropertyWithHooks<[Policy[], TraceStep[], number]> {
-  return fc.asyncProperty(policies, guardedTrace(), startOf, async (chosen, trace, start) => {
+  return fc.asyncProperty(policies, guardedTrace(60, refunds), startOf, async (chosen, trace, start) => {
     const results = await runTrace((clock) => createLimiter({ policies: chosen, ...place(clock) }), trace, {
       start,
     });

@@ -1,7 +1,9 @@
 import { buildDecision, buildOneDecision, type Decision, type PolicyInfo } from './decision.js';
+import { decisionChannel, publishDecision } from './diagnostics.js';
 import { ErrorCodes } from './errors.js';
 import { encodeName, encodeSubject, policyNamespace } from './keys.js';
 import { type LimiterConfig, type LimiterOptions, parseLimiterOptions } from './options.js';
+import { ResetLog } from './reset-log.js';
 import { StoreGuard } from './stores/failure.js';
 import { type KeySpace, MemoryStore } from './stores/memory-store.js';
 import type { Store, StoreCall, StoreLimiter, StoreOutcome, StorePolicy } from './stores/store.js';
@@ -78,6 +80,8 @@ class SluiceLimiter implements Limiter {
   /** The concurrency policies alone: what `release()` gives back. */
   private readonly leases: StoreLimiter | undefined;
   private leaseId: number;
+  /** Resets made through this limiter: a charge made before its subject's reset is not given back. */
+  private readonly resets = new ResetLog();
   /** Timeout, circuit breaker, fallback and deny cache for stores that can fail. */
   private readonly guard: StoreGuard | undefined;
   /** The store when it is a MemoryStore and there is one policy: decided without StoreCall and StoreOutcome. */
@@ -87,7 +91,11 @@ class SluiceLimiter implements Limiter {
   /** That policy, as the memory store runs it (target.policies[0], one field read on the hot path). */
   private readonly only: StorePolicy | undefined;
 
-  constructor(options: LimiterOptions) {
+  /** `published`: false for limiters Sluice builds for itself, whose calls are not the app's decisions. */
+  constructor(
+    options: LimiterOptions,
+    private readonly published = true,
+  ) {
     const config = parseLimiterOptions(options);
     this.config = config;
     this.name = config.name;
@@ -150,6 +158,7 @@ class SluiceLimiter implements Limiter {
 
   async reset(subject: string): Promise<void> {
     const encoded = encodeSubject(checkSubject(subject));
+    this.resets.record(encoded);
     if (this.guard !== undefined) return this.guard.reset(encoded);
     await this.store.reset(this.target, encoded);
   }
@@ -164,9 +173,11 @@ class SluiceLimiter implements Limiter {
     const now = store.clock();
     const step = store.decideOne(this.only!, this.space!, encoded, cost, leaseId, mode, now);
     const charged = step.allowed && mode === 'consume';
-    const refund = charged ? giveBackOnce(store, this.target, encoded, cost, now, leaseId) : undefined;
+    const refund = charged ? this.giveBackOnce(store, this.target, encoded, cost, now, leaseId) : undefined;
     const decision = buildOneDecision(this.policies[0]!, step, refund);
     if (charged && this.leases !== undefined) this.release(decision, encoded, cost, now, leaseId, store);
+    if (decisionChannel.hasSubscribers && mode === 'consume' && this.published)
+      publishDecision(this.name, decision);
     return decision;
   }
 
@@ -196,8 +207,16 @@ class SluiceLimiter implements Limiter {
     const call: StoreCall = { limiter: this.target, subject, cost, leaseId, mode };
     if (this.guard !== undefined) return this.guard.decide(call);
     const outcome = this.store.consume(call);
-    if (outcome instanceof Promise) return outcome.then((o) => this.finish(o, call));
-    return this.finish(outcome, call);
+    if (outcome instanceof Promise) return outcome.then((o) => this.announce(this.finish(o, call), call));
+    return this.announce(this.finish(outcome, call), call);
+  }
+
+  /** Publishes a decision the store took in process (the guard publishes those of remote stores). */
+  private announce(decision: Decision, call: StoreCall): Decision {
+    if (decisionChannel.hasSubscribers && call.mode === 'consume' && this.published) {
+      publishDecision(this.name, decision);
+    }
+    return decision;
   }
 
   /** The decision of a store's outcome; its refund and release go to `refunds`. */
@@ -209,7 +228,7 @@ class SluiceLimiter implements Limiter {
     const { steps, now } = outcome;
     const { subject, cost, leaseId } = call;
     const charged = call.mode === 'consume' && steps.every((s) => s.allowed);
-    const refund = charged ? giveBackOnce(refunds, this.target, subject, cost, now, leaseId) : undefined;
+    const refund = charged ? this.giveBackOnce(refunds, this.target, subject, cost, now, leaseId) : undefined;
     const decision = buildDecision(this.policies, steps, refund);
     if (charged && this.leases !== undefined) this.release(decision, subject, cost, now, leaseId, refunds);
     return decision;
@@ -224,28 +243,40 @@ class SluiceLimiter implements Limiter {
     leaseId: number,
     refunds: Pick<Store, 'refund'>,
   ): void {
-    decision.release = giveBackOnce(refunds, this.leases!, subject, cost, chargedAt, leaseId);
+    decision.release = this.giveBackOnce(refunds, this.leases!, subject, cost, chargedAt, leaseId);
   }
-}
 
-/** A function that gives a charge back once; later calls do nothing. The charge is built only then. */
-function giveBackOnce(
-  refunds: Pick<Store, 'refund'>,
-  limiter: StoreLimiter,
-  subject: string,
-  cost: number,
-  chargedAt: number,
-  leaseId: number,
-): () => Promise<void> {
-  let done = false;
-  return async () => {
-    if (done) return;
-    done = true;
-    await refunds.refund({ limiter, subject, charge: { cost, chargedAt, leaseId } });
-  };
+  /**
+   * A function that gives a charge back once; later calls do nothing, and so does a call after the
+   * subject was reset through this limiter (the reset took the charge already). The charge is built
+   * only then.
+   */
+  private giveBackOnce(
+    refunds: Pick<Store, 'refund'>,
+    limiter: StoreLimiter,
+    subject: string,
+    cost: number,
+    chargedAt: number,
+    leaseId: number,
+  ): () => Promise<void> {
+    const { resets } = this;
+    const moment = resets.moment;
+    let done = false;
+    return async () => {
+      if (done) return;
+      done = true;
+      if (resets.resetSince(subject, moment)) return;
+      await refunds.refund({ limiter, subject, charge: { cost, chargedAt, leaseId } });
+    };
+  }
 }
 
 /** Builds a limiter; throws SluiceConfigError at once for any option it cannot accept. */
 export function createLimiter(options: LimiterOptions): Limiter {
   return new SluiceLimiter(options);
+}
+
+/** A limiter Sluice keeps for itself (a ban's strikes and marker): its calls publish no decision. */
+export function createInternalLimiter(options: LimiterOptions): Limiter {
+  return new SluiceLimiter(options, false);
 }

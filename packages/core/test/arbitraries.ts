@@ -33,12 +33,16 @@ export interface TraceShape {
   maxAdvanceMs: number;
   /** Allow reset, refund and release steps. */
   withGiveBacks?: boolean;
+  /** Weight of refund and release steps against 8 for consumes and peeks (default 2). */
+  giveBackWeight?: number;
+  minLength?: number;
   maxLength?: number;
 }
 
 /** Random traces: bursts (advance 0), small steps, and steps past whole windows. */
 export function traceOf(shape: TraceShape): fc.Arbitrary<TraceStep[]> {
   const { subjects = ['a', 'b'], maxCost, maxAdvanceMs, withGiveBacks = false, maxLength = 40 } = shape;
+  const { giveBackWeight = 2, minLength = 1 } = shape;
   const advanceMs = fc.oneof(
     fc.constant(0),
     fc.integer({ min: 0, max: Math.max(1, Math.ceil(maxAdvanceMs / 8)) }),
@@ -64,11 +68,11 @@ export function traceOf(shape: TraceShape): fc.Arbitrary<TraceStep[]> {
   const step: fc.Arbitrary<TraceStep> = withGiveBacks
     ? fc.oneof(
         { weight: 8, arbitrary: call },
-        { weight: 2, arbitrary: giveBack },
+        { weight: giveBackWeight, arbitrary: giveBack },
         { weight: 1, arbitrary: reset },
       )
     : call;
-  return fc.array(step, { minLength: 1, maxLength }).map((trace) =>
+  return fc.array(step, { minLength, maxLength }).map((trace) =>
     // A refund or release points at an earlier step (what it points at may be a peek: then it does nothing).
     trace.map((s, i) => ('of' in s ? { ...s, of: i === 0 ? 0 : s.of % i } : s)),
   );

@@ -65,6 +65,10 @@ export function referenceTrace(
       policies.forEach((p, i) => {
         if (p.scope === 'subject') models.delete(keyOf(i, step.subject));
       });
+      // The reset took the subject's charges away: giving one back later gives nothing.
+      for (const charge of charges) {
+        if (charge?.subject === step.subject) charge.refunded = charge.released = true;
+      }
     } else {
       const charge = charges[step.of];
       const flag = step.op === 'refund' ? 'refunded' : 'released';

@@ -131,8 +131,8 @@ function tokenBucketModel({ limit, windowMs: w, burst }: PolicyParams): Referenc
       return { remaining: Math.floor(tokens / w), resetMs: Math.ceil((burst * w - tokens) / limit) };
     },
     delayMs: () => 0,
-    refund: (now, _chargedAt, cost) => {
-      tokensW = Math.min(burst * w, tokensAt(now) + cost * w);
+    refund: (now, chargedAt, cost) => {
+      tokensW = Math.min(burst * w, tokensAt(now) + stillHeldW(now, chargedAt, cost, limit, w));
       last = now;
     },
   };
@@ -156,11 +156,19 @@ function leakyBucketModel({ limit, windowMs: w, burst }: PolicyParams): Referenc
     },
     // The water ahead of this request drains first: from empty the k-th waits (k - 1) * T.
     delayMs: (now) => Math.ceil(levelAt(now) / limit),
-    refund: (now, _chargedAt, cost) => {
-      levelW = Math.max(0, levelAt(now) - cost * w);
+    refund: (now, chargedAt, cost) => {
+      levelW = Math.max(0, levelAt(now) - stillHeldW(now, chargedAt, cost, limit, w));
       last = now;
     },
   };
+}
+
+/**
+ * What a bucket may still hold of a charge of `cost` made at `chargedAt`, times the window: the charge
+ * less what the refill has delivered since (API.md: a refund never gives back more than is charged).
+ */
+function stillHeldW(now: number, chargedAt: number, cost: number, limit: number, w: number): number {
+  return Math.max(0, cost * w - (now - chargedAt) * limit);
 }
 
 /** Textbook GCRA (virtual scheduling); `tatL` is the theoretical arrival time times limit. */
@@ -178,8 +186,8 @@ function gcraModel({ limit, windowMs: w, burst }: PolicyParams): ReferenceModel 
       resetMs: Math.ceil(ahead(now) / limit),
     }),
     delayMs: (now) => Math.ceil(ahead(now) / limit),
-    refund: (_now, _chargedAt, cost) => {
-      tatL -= cost * w;
+    refund: (now, chargedAt, cost) => {
+      tatL -= stillHeldW(now, chargedAt, cost, limit, w);
     },
   };
 }

@@ -34,8 +34,9 @@ end
 
 local function refund(state, now, cost, chargedAt, leaseId, limit, w)
   if state == nil then return nil, now end
-  -- Move the schedule back by cost * T; a schedule that falls behind now is simply a full bucket.
-  local units = state[2] - cost * w
+  -- Move the schedule back by what may still be held of the charge: cost * T less the time since it
+  -- was made (that much may have refilled already). A schedule behind now is simply a full bucket.
+  local units = state[2] - max(0, cost * w - max(0, now - chargedAt) * limit)
   local shift = floor(units / limit)
   local anchor = state[1] + shift
   local rest = units - shift * limit

@@ -44,10 +44,12 @@ export const gcra: Algorithm = {
       expiresAt: now + waitMs,
     };
   },
-  refund(state, now, { cost }, { limit, windowMs: w }) {
+  refund(state, now, { cost, chargedAt }, { limit, windowMs: w }) {
     if (state === undefined) return { next: state, expiresAt: now };
-    // Move the schedule back by cost * T; a schedule that falls behind now is simply a full bucket.
-    const units = state[1]! - cost * w;
+    // Move the schedule back by what may still be held of the charge: cost * T less the time since it
+    // was made (that much of it may have refilled already), so a refund never lifts the bucket above
+    // what it would hold without the charge. A schedule behind now is simply a full bucket.
+    const units = state[1]! - Math.max(0, cost * w - Math.max(0, now - chargedAt) * limit);
     const shift = idiv(units, limit);
     const anchor = state[0]! + shift;
     const rest = units - shift * limit;
