@@ -98,6 +98,11 @@ export class MemoryStore implements Store {
   private tick = 0;
   /** A slot is moved to the young end only when older than this many ticks: a hot key costs no reorder. */
   private readonly moveAfter: number;
+  /**
+   * No key expires before this (a lower bound: keys written since the last full scan lower it, and a
+   * key whose expiry moved later leaves it early). Eviction scans for expired keys only past it.
+   */
+  private earliestExpiry = Number.POSITIVE_INFINITY;
   private sweep: Iterator<[string, Slot]> | undefined;
   private sweepSpace: Map<string, Slot> | undefined;
   /**
@@ -286,6 +291,7 @@ export class MemoryStore implements Store {
     now: number,
   ): void {
     const size = state === undefined ? 0 : state.length;
+    if (expiresAt < this.earliestExpiry && expiresAt > now) this.earliestExpiry = expiresAt;
     if (slot === undefined) this.insert(space, subject, state, expiresAt, now);
     else if (slot.length === STATE + size) {
       // Same shape (always, for fixed-size states): overwrite in place, no allocation.
@@ -335,9 +341,13 @@ export class MemoryStore implements Store {
     this.sweep = this.sweepSpace?.entries();
   }
 
-  /** Makes room for one key: an expired one if the sweep finds one soon, else the least recently used. */
+  /**
+   * Makes room for one key: expired ones if there are any (the sweep's next few entries, else every
+   * key once some key may have expired), else the least recently used.
+   */
   private evict(now: number): void {
     if (this.sweepSome(now, EVICT_SCAN)) return;
+    if (now >= this.earliestExpiry && this.dropExpired(now)) return;
     let oldest: Cursor | undefined;
     let oldestSpace: Map<string, Slot> | undefined;
     for (const space of this.spaces.values()) {
@@ -348,6 +358,29 @@ export class MemoryStore implements Store {
       }
     }
     if (oldest !== undefined && oldestSpace!.delete(oldest.key!)) this.count--;
+  }
+
+  /**
+   * Drops every expired key and learns when the next one expires; true if it dropped any. A full pass,
+   * run only at capacity and only once some key may have expired, so a live counter is never evicted
+   * while an expired one is held.
+   */
+  private dropExpired(now: number): boolean {
+    let dropped = false;
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const space of this.spaces.values()) {
+      for (const [subject, slot] of space) {
+        const expiresAt = slot[EXPIRES_AT]!;
+        if (expiresAt > now) {
+          if (expiresAt < earliest) earliest = expiresAt;
+        } else if (space.delete(subject)) {
+          this.count--;
+          dropped = true;
+        }
+      }
+    }
+    this.earliestExpiry = earliest;
+    return dropped;
   }
 
   /** The cursor of `space` on its least recently used entry; undefined when the space is empty. */
