@@ -18,6 +18,8 @@ export const ErrorCodes = {
   DUPLICATE_POLICY: 'ERR_SLUICE_DUPLICATE_POLICY',
   /** A store that does not implement the Store interface, or a Redis client that lacks what it needs. */
   INVALID_STORE: 'ERR_SLUICE_INVALID_STORE',
+  /** A constant `cost` larger than the capacity of every policy: no request could ever pass. */
+  COST_EXCEEDS_CAPACITY: 'ERR_SLUICE_COST_EXCEEDS_CAPACITY',
   /** `limiter` given together with options that would build a limiter. */
   CONFLICTING_OPTIONS: 'ERR_SLUICE_CONFLICTING_OPTIONS',
   /** A process warning, not an error: two limiters on one store and name with different policies. */

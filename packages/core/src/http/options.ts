@@ -204,6 +204,19 @@ function parseCost<Req>(value: unknown): HttpConfig<Req, unknown>['cost'] {
   return positiveInteger(value, 'cost');
 }
 
+/** A constant cost above every policy's capacity would refuse every request, with no Retry-After. */
+function checkCostFits(cost: number | ((req: never) => unknown), limiter: Limiter): void {
+  if (typeof cost !== 'number') return;
+  const capacities = limiter.config.policies.map((p) => p.params.burst);
+  if (capacities.every((capacity) => cost > capacity)) {
+    fail(
+      ErrorCodes.COST_EXCEEDS_CAPACITY,
+      'cost',
+      `${cost} is more than any policy holds (capacity ${Math.max(...capacities)}), so every request would be refused; lower the cost or raise limit/burst`,
+    );
+  }
+}
+
 /** The limiter: the `limiter` option as given, or one built from the core options. */
 function buildLimiter(options: Record<string, unknown>): { limiter: Limiter; store: Store } {
   const core: Record<string, unknown> = {};
@@ -266,6 +279,7 @@ export function parseHttpOptions<Req, Res>(options: HttpOptions<Req, Res>): Http
   const ban = parseBan(options.ban);
   // The limiter last: nothing is registered on a store for options that fail.
   const { limiter, store } = buildLimiter(options as Record<string, unknown>);
+  checkCostFits(http.cost, limiter);
   const withinMs = ban?.withinMs ?? Math.max(...limiter.policies.map((p) => p.windowMs));
   return Object.freeze({ ...http, limiter, store, ban: ban && Object.freeze({ ...ban, withinMs }) });
 }
