@@ -1,7 +1,7 @@
 import { ErrorCodes, SluiceConfigError } from '@sluice/core';
 import { rateLimiter } from '@sluice/express';
 import sluice from '@sluice/fastify';
-import Fastify from 'fastify';
+import { frameworks } from '../../packages/fastify/test/frameworks.js';
 
 // A constant cost above every policy's capacity was accepted, then refused every request with no
 // Retry-After (retryAfterMs Infinity). It is a configuration error now. Failed on 13f5928.
@@ -29,7 +29,7 @@ describe('a constant cost above every capacity', () => {
   });
 
   it('throws when the Fastify plugin is registered', async () => {
-    const app = Fastify();
+    const app = frameworks[0]![1]();
     await expect(app.register(sluice, { cost: 3, limit: 2, window: '1s' }).ready()).rejects.toMatchObject({
       code: ErrorCodes.COST_EXCEEDS_CAPACITY,
     });

@@ -22,6 +22,10 @@ export const ErrorCodes = {
   COST_EXCEEDS_CAPACITY: 'ERR_SLUICE_COST_EXCEEDS_CAPACITY',
   /** `limiter` given together with options that would build a limiter. */
   CONFLICTING_OPTIONS: 'ERR_SLUICE_CONFLICTING_OPTIONS',
+  /** A process warning: a limiter started deciding without its store (`onStoreError`). */
+  STORE_DEGRADED: 'ERR_SLUICE_STORE_DEGRADED',
+  /** A process warning: a limiter that was deciding without its store is back on it. */
+  STORE_RECOVERED: 'ERR_SLUICE_STORE_RECOVERED',
   /** A process warning, not an error: two limiters on one store and name with different policies. */
   NAME_REUSE: 'ERR_SLUICE_NAME_REUSE',
 } as const;

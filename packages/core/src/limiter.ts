@@ -138,13 +138,8 @@ class SluiceLimiter implements Limiter {
     this.space = this.memory?.spaceOf(storePolicies[0]!.namespace);
     this.guard = this.store.local
       ? undefined
-      : new StoreGuard(
-          this.store,
-          this.policies,
-          this.target,
-          config.onStoreError,
-          config.storeTimeoutMs,
-          (o, c, r) => this.finish(o, c, r),
+      : new StoreGuard(this.store, this.policies, this.target, config, published, (o, c, r) =>
+          this.finish(o, c, r),
         );
   }
 

@@ -41,6 +41,11 @@ export interface LimiterOptions {
   onStoreError?: OnStoreError;
   /** Default 250 ms. */
   storeTimeout?: Duration;
+  /**
+   * How long a remote store's denial may be answered in process at most; default 1 s, 0 turns the
+   * deny cache off. Bounds how long a reset or refund made elsewhere can go unseen.
+   */
+  denyCacheMs?: Duration;
 }
 
 /** A policy, parsed. */
@@ -63,6 +68,7 @@ export interface LimiterConfig {
   readonly store: Store | undefined;
   readonly onStoreError: OnStoreError;
   readonly storeTimeoutMs: number;
+  readonly denyCacheMs: number;
 }
 
 /** The option names of a limiter (the HTTP layer tells them from its own). */
@@ -79,6 +85,7 @@ export const LIMITER_KEYS: ReadonlySet<string> = new Set([
   'prefix',
   'onStoreError',
   'storeTimeout',
+  'denyCacheMs',
 ]);
 const SHORTHAND_KEYS = ['limit', 'window', 'algorithm', 'burst', 'delay', 'scope'] as const;
 const POLICY_KEYS = new Set(['limit', 'window', 'algorithm', 'name', 'burst', 'scope', 'delay']);
@@ -273,5 +280,13 @@ export function parseLimiterOptions(options: unknown): LimiterConfig {
         : oneOf(options.onStoreError, ['local', 'allow', 'deny'] as const, 'onStoreError'),
     storeTimeoutMs:
       options.storeTimeout === undefined ? 250 : parseDuration(options.storeTimeout, 'storeTimeout'),
+    denyCacheMs: parseDenyCacheMs(options.denyCacheMs),
   });
+}
+
+/** A duration, or 0 for no deny cache; default 1 s. */
+function parseDenyCacheMs(value: unknown): number {
+  if (value === undefined) return 1000;
+  if (value === 0) return 0;
+  return parseDuration(value, 'denyCacheMs');
 }

@@ -98,6 +98,8 @@ const invalid: Case[] = [
   ['onStoreError unknown', { ...ok, onStoreError: 'retry' }, ErrorCodes.INVALID_OPTION, 'onStoreError'],
   ['storeTimeout garbage', { ...ok, storeTimeout: 'fast' }, ErrorCodes.INVALID_DURATION, 'storeTimeout'],
   ['storeTimeout 0', { ...ok, storeTimeout: 0 }, ErrorCodes.INVALID_DURATION, 'storeTimeout'],
+  ['denyCacheMs negative', { ...ok, denyCacheMs: -1 }, ErrorCodes.INVALID_DURATION, 'denyCacheMs'],
+  ['denyCacheMs garbage', { ...ok, denyCacheMs: 'soon' }, ErrorCodes.INVALID_DURATION, 'denyCacheMs'],
 ];
 
 describe('limiter options', () => {
@@ -127,10 +129,17 @@ describe('limiter options', () => {
     expect(() => createLimiter({ limit: 1, window: secret })).not.toThrow(new RegExp(secret));
   });
 
-  it('uses every code in ErrorCodes for options except the runtime warning and the adapters’ conflict', () => {
+  it('uses every code in ErrorCodes for options except the runtime warnings and the adapters’ own', () => {
     const used = new Set(invalid.map(([, , code]) => code));
     const unused = Object.values(ErrorCodes).filter((c) => !used.has(c));
-    expect(unused.sort()).toEqual([ErrorCodes.CONFLICTING_OPTIONS, ErrorCodes.NAME_REUSE].sort());
+    const elsewhere = [
+      ErrorCodes.CONFLICTING_OPTIONS,
+      ErrorCodes.COST_EXCEEDS_CAPACITY,
+      ErrorCodes.NAME_REUSE,
+      ErrorCodes.STORE_DEGRADED,
+      ErrorCodes.STORE_RECOVERED,
+    ];
+    expect(unused.sort()).toEqual(elsewhere.sort());
   });
 
   it('names default policies after their limit and window in the largest exact unit', () => {
@@ -154,6 +163,7 @@ describe('limiter options', () => {
       prefix: 'sluice',
       onStoreError: 'local',
       storeTimeoutMs: 250,
+      denyCacheMs: 1000,
     });
     expect(limiter.config.policies[0]).toMatchObject({
       algorithm: 'sliding-window',

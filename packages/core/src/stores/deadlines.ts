@@ -8,6 +8,11 @@ interface Waiter {
 
 /** What a call that outlived its deadline rejects with (one shared error: the reason is never shown). */
 const timedOut = new Error('the store did not answer within storeTimeout');
+/** Whether a call failed by outliving its deadline (rather than by the store's own error). */
+export function isTimeout(error: unknown): boolean {
+  return error === timedOut;
+}
+
 /** The longest delay setTimeout takes (about 24.8 days); a longer one would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

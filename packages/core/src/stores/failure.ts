@@ -1,7 +1,16 @@
 import { buildDecision, type Decision, type PolicyInfo } from '../decision.js';
-import type { OnStoreError } from '../options.js';
-import { Breaker } from './breaker.js';
-import { Deadlines } from './deadlines.js';
+import {
+  type CircuitState,
+  decisionChannel,
+  publishCircuit,
+  publishDecision,
+  publishStoreError,
+  storeKind,
+} from '../diagnostics.js';
+import { ErrorCodes } from '../errors.js';
+import type { LimiterConfig } from '../options.js';
+import { type Admission, Breaker } from './breaker.js';
+import { Deadlines, isTimeout } from './deadlines.js';
 import { DenyCache } from './deny-cache.js';
 import { MemoryStore } from './memory-store.js';
 import type { PolicyOutcome, RefundCall, Store, StoreCall, StoreLimiter, StoreOutcome } from './store.js';
@@ -47,16 +56,20 @@ const nothingToGiveBack = async (): Promise<void> => {};
 /**
  * Runs one limiter's calls on a store that can fail (`local === false`): each call settles within
  * `storeTimeout`; a failed or late call, or any call while the store's circuit is open, is decided by
- * `onStoreError` with `degraded: true`; the store's denials are remembered so that a denied subject
- * costs no round trip until its retry time. refund, release and reset never reject: a store that fails
- * them is skipped (a lost refund leaves the charge to expire with its window; a lost release, the lease
- * to expire after its window).
+ * `onStoreError` with `degraded: true`; the store's denials are remembered (DenyCache) so that a denied
+ * subject costs no round trip while the answer stays exact. refund, release and reset never reject: a
+ * store that fails them is skipped (a lost refund leaves the charge to expire with its window; a lost
+ * release, the lease to expire after its window).
+ *
+ * What it sees is published on the diagnostics channels (decisions, store failures, the circuit as this
+ * limiter's calls see it change), and the first decision taken without the store, and the first back
+ * on it, each emit one warning.
  */
 export class StoreGuard {
   private readonly breaker: Breaker;
   private readonly fallback: MemoryStore;
   private readonly deadlines: Deadlines;
-  /** Off for limiters with a concurrency policy: a release can free a slot before any retry time. */
+  /** Off for limiters with a concurrency policy (a release can free a slot at any time) and with denyCacheMs 0. */
   private readonly denials: DenyCache | undefined;
   private readonly now: () => number;
   /** A refund of a global-scoped charge may unblock every subject, not only its own. */
@@ -64,20 +77,32 @@ export class StoreGuard {
   private readonly leasing: boolean;
   private readonly allowSteps: readonly PolicyOutcome[];
   private readonly denySteps: readonly PolicyOutcome[];
+  private readonly name: string;
+  private readonly storeName: string;
+  private readonly onStoreError: LimiterConfig['onStoreError'];
+  /** The circuit as this limiter's calls last saw it. */
+  private circuit: CircuitState = 'closed';
+  /** Whether this limiter's last decision was taken without the store. */
+  private degraded = false;
 
   constructor(
     private readonly store: Store,
     private readonly policies: readonly PolicyInfo[],
     private readonly target: StoreLimiter,
-    private readonly onStoreError: OnStoreError,
-    storeTimeoutMs: number,
+    config: LimiterConfig,
+    /** False for limiters Sluice keeps for itself: nothing is published or warned for them. */
+    private readonly published: boolean,
     private readonly finish: Finish,
   ) {
     ({ breaker: this.breaker, fallback: this.fallback } = healthOf(store));
-    this.deadlines = new Deadlines(storeTimeoutMs);
+    this.deadlines = new Deadlines(config.storeTimeoutMs);
     this.now = store.clock ?? performanceNow;
+    this.name = config.name;
+    this.storeName = storeKind(store);
+    this.onStoreError = config.onStoreError;
     this.leasing = target.policies.some((p) => p.algorithm.name === 'concurrency');
-    this.denials = this.leasing ? undefined : new DenyCache();
+    this.denials =
+      this.leasing || config.denyCacheMs === 0 ? undefined : new DenyCache(policies, config.denyCacheMs);
     this.hasGlobal = target.policies.some((p) => p.scope === 'global');
     // 'allow': nothing was counted, so every policy reports its full capacity.
     this.allowSteps = target.policies.map((p) => ({
@@ -98,34 +123,32 @@ export class StoreGuard {
 
   decide(call: StoreCall): Decision | Promise<Decision> {
     const sentAt = this.now();
-    const cached = this.denials?.lookup(call.subject, call.cost, sentAt);
-    if (cached !== undefined) return cached;
+    const { denials } = this;
+    const cached = denials?.lookup(call.subject, call.cost, sentAt);
+    if (cached !== undefined) return this.announce(cached, call, undefined);
+    const moment = denials === undefined ? 0 : denials.moment;
     const admission = this.breaker.admit();
     if (admission === 'refuse') return this.degrade(call);
+    if (admission === 'probe') this.see('half-open');
     let answer: Promise<StoreOutcome>;
     try {
       answer = Promise.resolve(this.store.consume(call));
-    } catch {
-      this.breaker.failure(admission);
-      return this.degrade(call);
+    } catch (error) {
+      return this.failed(call, admission, error);
     }
     return new Promise<Decision>((resolve) => {
-      const failed = (): void => {
-        this.breaker.failure(admission);
-        resolve(this.degrade(call));
-      };
       this.deadlines.watch(
         answer,
         (outcome) => {
           let decision: Decision;
           try {
-            decision = this.fromStore(outcome, call, sentAt);
-          } catch {
-            return failed();
+            decision = this.fromStore(outcome, call, sentAt, moment);
+          } catch (error) {
+            return resolve(this.failed(call, admission, error));
           }
           resolve(decision);
         },
-        failed,
+        (error) => resolve(this.failed(call, admission, error)),
       );
     });
   }
@@ -144,15 +167,26 @@ export class StoreGuard {
     await this.skipFailure(() => this.store.reset(this.target, subject));
   }
 
-  private fromStore(outcome: StoreOutcome, call: StoreCall, sentAt: number): Decision {
+  private fromStore(outcome: StoreOutcome, call: StoreCall, sentAt: number, moment: number): Decision {
     const decision = this.finish(outcome, call, this);
     this.breaker.success();
-    if (!decision.allowed) this.denials?.remember(call.subject, call.cost, decision, sentAt, this.now());
-    return decision;
+    this.see('closed');
+    if (this.degraded) this.recovered();
+    const arrivedAt = this.now();
+    this.denials?.answered(call.subject, call.cost, decision, outcome.steps, moment, sentAt, arrivedAt);
+    return this.announce(decision, call, arrivedAt - sentAt);
+  }
+
+  /** A store call that failed or timed out: reported, counted by the circuit, decided without the store. */
+  private failed(call: StoreCall, admission: Admission, error: unknown): Decision {
+    this.breaker.failure(admission);
+    if (this.published) publishStoreError(this.name, this.storeName, isTimeout(error), error);
+    return this.degrade(call);
   }
 
   /** The decision taken without the store, as `onStoreError` says. */
   private degrade(call: StoreCall): Decision {
+    if (this.breaker.isOpen) this.see('open');
     let decision: Decision;
     if (this.onStoreError === 'local') {
       decision = this.finish(this.fallback.consume(call), call, this.fallback);
@@ -165,7 +199,40 @@ export class StoreGuard {
       decision.reason = 'store-error';
     }
     decision.degraded = true;
+    if (!this.degraded) this.degradedNow();
+    return this.announce(decision, call, undefined);
+  }
+
+  private announce(decision: Decision, call: StoreCall, storeMs: number | undefined): Decision {
+    if (decisionChannel.hasSubscribers && call.mode === 'consume' && this.published) {
+      publishDecision(this.name, decision, storeMs);
+    }
     return decision;
+  }
+
+  /** Publishes the circuit's state when this limiter's calls see it change. */
+  private see(state: CircuitState): void {
+    if (state === this.circuit) return;
+    this.circuit = state;
+    if (this.published) publishCircuit(this.name, state);
+  }
+
+  private degradedNow(): void {
+    this.degraded = true;
+    if (!this.published) return;
+    process.emitWarning(
+      `Limiter "${this.name}" is deciding without its store (${this.storeName} failed or answered later than storeTimeout); onStoreError '${this.onStoreError}' decides until it is back.`,
+      { code: ErrorCodes.STORE_DEGRADED, type: 'SluiceWarning' },
+    );
+  }
+
+  private recovered(): void {
+    this.degraded = false;
+    if (!this.published) return;
+    process.emitWarning(`Limiter "${this.name}" is deciding on its store (${this.storeName}) again.`, {
+      code: ErrorCodes.STORE_RECOVERED,
+      type: 'SluiceWarning',
+    });
   }
 
   /** Runs a refund or reset on the store unless its circuit is open; failures and timeouts are dropped. */

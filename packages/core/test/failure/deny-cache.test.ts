@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { DenyCache } from '../../src/stores/deny-cache.js';
 import { ControlledStore } from './controlled-store.js';
 
-function setup(options: { policies: Policy[] } | Policy) {
+function setup(options: ({ policies: Policy[] } | Policy) & { denyCacheMs?: number }) {
   const store = new ControlledStore();
   const limiter = createLimiter({ ...options, store });
   return { store, limiter, clock: store.clock };
@@ -12,7 +12,12 @@ function setup(options: { policies: Policy[] } | Policy) {
 
 describe('deny cache', () => {
   test('a denied subject is denied in process until its retry time, with times counting down', async () => {
-    const { store, limiter, clock } = setup({ limit: 2, window: '10s', algorithm: 'fixed-window' });
+    const { store, limiter, clock } = setup({
+      limit: 2,
+      window: '10s',
+      algorithm: 'fixed-window',
+      denyCacheMs: 60_000,
+    });
     clock.set(1_700_000_000_000); // 0 ms into a 10 s window
     await limiter.consume('a');
     await limiter.consume('a');
@@ -33,17 +38,19 @@ describe('deny cache', () => {
     expect(store.calls.consume).toBe(4);
   });
 
-  test('only calls of the denied cost or more are cached; other subjects are not affected', async () => {
+  test('only calls of the denied cost are cached; other subjects are not affected', async () => {
     const { store, limiter } = setup({ limit: 3, window: '1m', algorithm: 'sliding-log' });
     await limiter.consume('a', { cost: 2 });
     expect((await limiter.consume('a', { cost: 2 })).allowed).toBe(false);
     expect(store.calls.consume).toBe(2);
-    expect((await limiter.consume('a', { cost: 3 })).allowed).toBe(false);
     expect((await limiter.peek('a', { cost: 2 })).allowed).toBe(false);
     expect(store.calls.consume).toBe(2);
+    // A larger cost may be refused for longer (or for ever): the store answers it, and replaces the entry.
+    expect((await limiter.consume('a', { cost: 3 })).allowed).toBe(false);
+    expect(store.calls.consume).toBe(3);
     expect((await limiter.consume('a', { cost: 1 })).allowed).toBe(true);
     expect((await limiter.consume('b', { cost: 2 })).allowed).toBe(true);
-    expect(store.calls.consume).toBe(4);
+    expect(store.calls.consume).toBe(5);
   });
 
   test('a denial learned from peek is cached too', async () => {
@@ -112,16 +119,19 @@ describe('deny cache', () => {
   });
 
   test('is bounded: the subject the store denied longest ago is forgotten first', () => {
-    const cache = new DenyCache(3);
+    const policy = { name: 'p', algorithm: 'fixed-window', limit: 1, windowMs: 1000, delay: false } as const;
+    const cache = new DenyCache([policy], 5000, 3);
     const decision = {
       allowed: false,
       retryAfterMs: 1000,
       resetMs: 1000,
       policies: [],
     } as unknown as Decision;
-    for (const subject of ['a', 'b', 'c']) cache.remember(subject, 1, decision, 0, 0);
-    cache.remember('a', 1, decision, 0, 0);
-    cache.remember('d', 1, decision, 0, 0);
+    const steps = [{ allowed: false, remaining: 0, resetMs: 1000, retryAfterMs: 1000, delayMs: 0 }];
+    const deny = (subject: string) => cache.answered(subject, 1, decision, steps, cache.moment, 0, 0);
+    for (const subject of ['a', 'b', 'c']) deny(subject);
+    deny('a');
+    deny('d');
     expect(cache.size).toBe(3);
     expect(cache.lookup('b', 1, 1)).toBeUndefined();
     expect(['a', 'c', 'd'].map((s) => cache.lookup(s, 1, 1)?.retryAfterMs)).toEqual([999, 999, 999]);

@@ -1,6 +1,5 @@
 import {
   createLimiter,
-  type LimiterOptions,
   MemoryStore,
   RedisStore,
   type RefundCall,
@@ -9,11 +8,12 @@ import {
   type StoreLimiter,
   type StoreOutcome,
 } from '@sluice/core';
-import { randomTrace, runTrace, type TraceStep } from '@sluice/core/testing';
+import { runTrace } from '@sluice/core/testing';
 import type Redis from 'ioredis';
 import type { Cluster } from 'ioredis';
 import { describeRedis, sharedCluster, sharedRedis } from '../../../../test/support/redis.js';
 import { closeClients, clusterClient, standaloneClient, uniquePrefix } from './clients.js';
+import { multi, SEEDS, single, tracesFor } from './policy-sets.js';
 import { reported } from './store-calls.js';
 
 /**
@@ -22,71 +22,6 @@ import { reported } from './store-calls.js';
  * concurrency leases, refunds, releases, resets and peeks. Compared call by call at the store: a
  * decision is built from the store's outcome alone (decision.ts), so equal outcomes are equal decisions.
  */
-type Policies = NonNullable<LimiterOptions['policies']>;
-
-const single: Array<[string, Policies]> = [
-  ['fixed-window', [{ limit: 5, window: 1000, algorithm: 'fixed-window' }]],
-  ['sliding-window', [{ limit: 7, window: 900, algorithm: 'sliding-window' }]],
-  ['sliding-log', [{ limit: 6, window: 700, algorithm: 'sliding-log' }]],
-  ['token-bucket', [{ limit: 3, window: 1000, algorithm: 'token-bucket', burst: 5 }]],
-  ['leaky-bucket', [{ limit: 4, window: 1000, algorithm: 'leaky-bucket', burst: 3 }]],
-  ['gcra', [{ limit: 7, window: 600, algorithm: 'gcra', burst: 4 }]],
-  ['concurrency', [{ limit: 4, window: 800, algorithm: 'concurrency' }]],
-];
-
-const multi: Array<[string, Policies]> = [
-  [
-    'sliding-window + token-bucket',
-    [
-      { limit: 8, window: 1000, algorithm: 'sliding-window' },
-      { limit: 3, window: 400, algorithm: 'token-bucket', burst: 4 },
-    ],
-  ],
-  [
-    'fixed-window + global sliding-log + concurrency',
-    [
-      { limit: 6, window: 800, algorithm: 'fixed-window' },
-      { limit: 10, window: 1000, algorithm: 'sliding-log', scope: 'global' },
-      { limit: 3, window: 500, algorithm: 'concurrency' },
-    ],
-  ],
-  [
-    'global gcra + leaky-bucket',
-    [
-      { limit: 9, window: 1000, algorithm: 'gcra', scope: 'global', burst: 6 },
-      { limit: 4, window: 600, algorithm: 'leaky-bucket', delay: false },
-    ],
-  ],
-  [
-    'concurrency + global concurrency + sliding-window',
-    [
-      { name: 'mine', limit: 2, window: 700, algorithm: 'concurrency' },
-      { name: 'all', limit: 5, window: 900, algorithm: 'concurrency', scope: 'global' },
-      { limit: 9, window: 1200, algorithm: 'sliding-window' },
-    ],
-  ],
-];
-
-const SEEDS = [1, 2, 3, 4, 5, 6, 7, 8];
-const LENGTH = 200;
-/** Subjects that exercise the key encoding: plain, braces and separators, empty, long. */
-const SUBJECTS = ['a', 'b', 'user:{42}', '', 'x'.repeat(100)];
-/** Clock steps up to these fractions of the longest window: bursts inside a window, and windows passing. */
-const PACES = [0.1, 0.3, 1, 2.5];
-
-function tracesFor(policies: Policies): TraceStep[][] {
-  const longest = Math.max(...policies.map((p) => Number(p.window)));
-  return SEEDS.map((seed) =>
-    randomTrace({
-      seed,
-      length: LENGTH,
-      subjects: SUBJECTS,
-      maxCost: 4,
-      maxAdvanceMs: Math.ceil(longest * PACES[seed % PACES.length]!),
-    }),
-  );
-}
-
 /** One call a limiter made on its store, with the store's clock and, for consume, the memory store's answer. */
 type Recorded =
   | { op: 'consume'; now: number; call: StoreCall; outcome: StoreOutcome }
