@@ -59,7 +59,8 @@ import type { Limiter } from '../limiter.js';
 import { Ban } from './ban.js';
 import { type HeaderWriter, headerWriter, retryAfterSeconds } from './headers.js';
 import { clientAddress } from './ip.js';
-import { type HttpConfig, type ListConfig, parseHttpOptions } from './options.js';
+import { type ListConfig, listHolds } from './lists.js';
+import { type HttpConfig, parseHttpOptions } from './options.js';
 import {
   BAN_POLICY,
   bannedBody,
@@ -244,12 +245,11 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     return blocked(403, {}, DENIED_BODY, undefined, undefined);
   }
 
-  /** Strings match the client IP (as sent and canonical) or the subject; functions are asked. */
+  /** Address entries match the client address, other entries the subject; functions are asked. */
   private listed(list: ListConfig<Req>, req: Req, id: Identity): unknown {
     const ip = this.reader.ip(req);
-    if (list.set === undefined) return list.test(req, id.listed ?? (ip && clientAddress(ip, false)));
-    if (id.listed !== undefined && list.set.has(id.listed)) return true;
-    return ip !== undefined && (list.set.has(ip) || list.set.has(clientAddress(ip, false)));
+    if (list.test !== undefined) return list.test(req, id.listed ?? (ip && clientAddress(ip, false)));
+    return listHolds(list, ip, id.listed);
   }
 
   private charge(req: Req, subject: string): Maybe<Outcome<Req, Res>> {

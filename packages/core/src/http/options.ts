@@ -14,14 +14,9 @@ import {
 import { MemoryStore } from '../stores/memory-store.js';
 import type { Store } from '../stores/store.js';
 import type { HeaderMode } from './headers.js';
-import { clientAddress } from './ip.js';
+import { type ListConfig, parseList } from './lists.js';
 import type { SubjectConfig } from './subject.js';
 import type { HttpOptions, SubjectSource } from './types.js';
-
-/** Allow or deny: strings matched against the client IP and the subject, or the user's function. */
-export type ListConfig<Req> =
-  | { readonly set: ReadonlySet<string>; readonly test?: undefined }
-  | { readonly set?: undefined; readonly test: (req: Req, subject: string | undefined) => unknown };
 
 export interface BanConfig {
   readonly after: number;
@@ -138,34 +133,6 @@ function parseSubnet(value: unknown): number | false {
     );
   }
   return value;
-}
-
-function parseList<Req>(value: unknown, option: string): ListConfig<Req> | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value === 'function') return { test: value as ListConfig<Req>['test'] & {} };
-  if (!Array.isArray(value)) {
-    fail(
-      ErrorCodes.INVALID_OPTION,
-      option,
-      `expected an array of strings or a function; got ${describeValue(value)}`,
-    );
-  }
-  const set = new Set<string>();
-  // Every index, holes of a sparse array included.
-  for (let i = 0; i < value.length; i++) {
-    const entry: unknown = value[i];
-    if (typeof entry !== 'string' || entry.length === 0) {
-      fail(
-        ErrorCodes.INVALID_OPTION,
-        `${option}[${i}]`,
-        `expected a non-empty string; got ${describeValue(entry)}`,
-      );
-    }
-    // Addresses are matched in their canonical form, so '::ffff:1.2.3.4' also lists '1.2.3.4'.
-    set.add(entry);
-    set.add(clientAddress(entry, false));
-  }
-  return { set };
 }
 
 /** The ban; `withinMs` undefined means the longest policy window, known once the limiter is. */

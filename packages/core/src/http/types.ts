@@ -30,7 +30,11 @@ export interface HttpOptions<Req = unknown, Res = unknown> extends LimiterOption
   cost?: number | ((req: Req) => number | Promise<number>);
   /** True: never limited, nothing counted, no headers. */
   skip?: (req: Req) => boolean | Promise<boolean>;
-  /** Never limited. Strings match the client IP (any spelling) or the subject: a verified or custom subject, or the raw key or token. */
+  /**
+   * Never limited. An IP address or CIDR range (`10.0.0.0/8`, `2001:db8::/32`) matches the client
+   * address only; any other entry matches the subject only: a verified or custom subject, or the raw
+   * key or token. A malformed address or range is a configuration error.
+   */
   allowList?: string[] | ((req: Req, subject: string | undefined) => boolean | Promise<boolean>);
   /** Answered 403, no Retry-After. Matched like allowList. */
   denyList?: string[] | ((req: Req, subject: string | undefined) => boolean | Promise<boolean>);
