@@ -21,7 +21,7 @@ export interface Limiter {
   consume(subject: string, options?: CallOptions): Promise<Decision>;
   /** Would a call of this cost (default 1) be allowed now? The same shape; consumes nothing. */
   peek(subject: string, options?: CallOptions): Promise<Decision>;
-  /** Forgets the subject under every subject-scoped policy. */
+  /** Forgets the subject under every subject-scoped policy, and lifts its ban (the HTTP `ban` option). */
   reset(subject: string): Promise<void>;
   /**
    * The same decision as `consume` or `peek`, as a plain value when the store answers in process
@@ -82,6 +82,11 @@ class SluiceLimiter implements Limiter {
   private leaseId: number;
   /** Resets made through this limiter: a charge made before its subject's reset is not given back. */
   private readonly resets = new ResetLog();
+  /**
+   * The limiters that keep this one's ban (strikes and marker), registered by the HTTP `ban` option:
+   * `reset` resets them too, so it lifts the ban in the store and in this process's deny caches.
+   */
+  companions: Limiter[] | undefined;
   /** Timeout, circuit breaker, fallback and deny cache for stores that can fail. */
   private readonly guard: StoreGuard | undefined;
   /** The store when it is a MemoryStore and there is one policy: decided without StoreCall and StoreOutcome. */
@@ -130,7 +135,7 @@ class SluiceLimiter implements Limiter {
       leasing.length > 0 ? Object.freeze({ ...this.target, policies: Object.freeze(leasing) }) : undefined;
     // Lease ids only need to differ between calls that overlap; a random start keeps processes apart.
     this.leaseId = Math.floor(Math.random() * 2 ** 40) * 1024;
-    if (config.store !== undefined) warnOnNameReuse(this.store, config);
+    if (config.store !== undefined && published) warnOnNameReuse(this.store, config);
     // Exactly a MemoryStore: a subclass may watch or change `consume`, which this path would skip.
     const inMemory = Object.getPrototypeOf(this.store) === MemoryStore.prototype;
     this.memory = inMemory && storePolicies.length === 1 ? (this.store as MemoryStore) : undefined;
@@ -154,8 +159,10 @@ class SluiceLimiter implements Limiter {
   async reset(subject: string): Promise<void> {
     const encoded = encodeSubject(checkSubject(subject));
     this.resets.record(encoded);
-    if (this.guard !== undefined) return this.guard.reset(encoded);
-    await this.store.reset(this.target, encoded);
+    const own = this.guard === undefined ? this.store.reset(this.target, encoded) : this.guard.reset(encoded);
+    const { companions } = this;
+    if (companions === undefined) return own;
+    await Promise.all([own, ...companions.map((c) => c.reset(subject))]);
   }
 
   decide(subject: string, cost: number, mode: StoreCall['mode']): Decision | Promise<Decision> {
@@ -274,4 +281,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
 /** A limiter Sluice keeps for itself (a ban's strikes and marker): its calls publish no decision. */
 export function createInternalLimiter(options: LimiterOptions): Limiter {
   return new SluiceLimiter(options, false);
+}
+
+/** Makes `limiter`'s reset reset `companions` too (the limiters that keep its ban). */
+export function registerCompanions(limiter: Limiter, companions: Limiter[]): void {
+  if (!(limiter instanceof SluiceLimiter)) return;
+  limiter.companions = [...(limiter.companions ?? []), ...companions];
 }

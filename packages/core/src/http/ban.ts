@@ -1,9 +1,8 @@
+import { BAN_POLICY, banNames, STRIKES_POLICY } from '../ban-names.js';
 import type { Decision } from '../decision.js';
-import { digest } from '../keys.js';
-import { createLimiter, type Limiter } from '../limiter.js';
+import { createInternalLimiter, type Limiter, registerCompanions } from '../limiter.js';
 import type { Store } from '../stores/store.js';
 import type { BanConfig } from './options.js';
-import { BAN_POLICY } from './responses.js';
 
 /**
  * Bans kept in the limiter's own store, so every process sharing a Redis store sees them. Two
@@ -21,20 +20,29 @@ export class Ban {
   private readonly marker: Limiter;
 
   constructor(config: BanConfig, guarded: Limiter, store: Store) {
-    const { name, prefix, storeTimeoutMs } = guarded.config;
-    // Limiter names are at most 256 characters; a long one is shortened to its digest.
-    const base = name.length > 240 ? digest(name) : name;
-    const shared = { store, prefix, storeTimeout: storeTimeoutMs, onStoreError: 'allow' as const };
-    this.strikes = createLimiter({
+    const { name, prefix, storeTimeoutMs, denyCacheMs } = guarded.config;
+    const names = banNames(name);
+    const shared = {
+      store,
+      prefix,
+      storeTimeout: storeTimeoutMs,
+      denyCacheMs,
+      onStoreError: 'allow' as const,
+    };
+    this.strikes = createInternalLimiter({
       ...shared,
-      name: `${base}#strikes`,
-      policies: [{ name: 'strikes', limit: config.after, window: config.withinMs, algorithm: 'sliding-log' }],
+      name: names.strikes,
+      policies: [
+        { name: STRIKES_POLICY, limit: config.after, window: config.withinMs, algorithm: 'sliding-log' },
+      ],
     });
-    this.marker = createLimiter({
+    this.marker = createInternalLimiter({
       ...shared,
-      name: `${base}#ban`,
+      name: names.marker,
       policies: [{ name: BAN_POLICY, limit: 1, window: config.forMs, algorithm: 'gcra', burst: 1 }],
     });
+    // The guarded limiter's reset lifts the ban through these, dropping what they hold in process too.
+    registerCompanions(guarded, [this.strikes, this.marker]);
   }
 
   /** The ban's state for `subject`: `allowed: false` while banned (policy 'ban', retry when it ends). */

@@ -54,6 +54,7 @@
  * `reset(subject)`; `http.subjectOf(req)` resolves the subject exactly as `handle` does (the key the
  * limiter sees, e.g. `'ip:203.0.113.7'`; credentials appear only hashed).
  */
+import { BAN_POLICY } from '../ban-names.js';
 import type { Decision } from '../decision.js';
 import type { Limiter } from '../limiter.js';
 import { Ban } from './ban.js';
@@ -61,14 +62,7 @@ import { type HeaderWriter, headerWriter, retryAfterSeconds } from './headers.js
 import { clientAddress } from './ip.js';
 import { type ListConfig, listHolds } from './lists.js';
 import { type HttpConfig, parseHttpOptions } from './options.js';
-import {
-  BAN_POLICY,
-  bannedBody,
-  deniedBody,
-  limitedBody,
-  ProblemBodies,
-  storeErrorBody,
-} from './responses.js';
+import { bannedBody, deniedBody, limitedBody, ProblemBodies, storeErrorBody } from './responses.js';
 import { type Identity, isThenable, SubjectResolver } from './subject.js';
 import type { HttpOptions, RequestReader } from './types.js';
 

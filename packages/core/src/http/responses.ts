@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { BAN_POLICY } from '../ban-names.js';
 import { retryAfterSeconds } from './headers.js';
 
 /**
@@ -19,7 +20,6 @@ export interface ProblemBody {
 /** The policy name reported for denyList answers. */
 export const DENY_LIST_POLICY = 'deny-list';
 /** The policy name of ban answers (the internal ban limiter's policy). */
-export const BAN_POLICY = 'ban';
 
 function problem(
   status: number,
