@@ -9,7 +9,7 @@ describe('examples/concurrency', () => {
     const first = await Promise.all([exportAs('k'), exportAs('k'), exportAs('k')]);
     expect(statuses(first).sort()).toEqual([200, 200, 429]);
     const refused = first.find((a) => a.status === 429)!;
-    expect(refused.body.policy).toBe('2-per-5m');
+    expect(refused.body.policy).toBe('2-concurrent');
     // Nothing released it, so the honest bound is the lease expiry.
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(290);
 

@@ -126,7 +126,7 @@ function deniedOf(policy: PolicyInfo, chosen: PolicyOutcome, states: PolicyState
     allowed: false,
     limit: policy.limit,
     remaining: chosen.remaining,
-    resetMs: chosen.resetMs,
+    resetMs: deniedResetMs(policy, chosen),
     retryAfterMs: chosen.retryAfterMs,
     policy: policy.name,
     policies: states,
@@ -141,7 +141,18 @@ function stateOf(p: PolicyInfo, step: PolicyOutcome): PolicyState {
     limit: p.limit,
     windowMs: p.windowMs,
     remaining: step.remaining,
-    resetMs: step.resetMs,
+    resetMs: step.allowed ? step.resetMs : deniedResetMs(p, step),
     allowed: step.allowed,
   };
+}
+
+/**
+ * A denying policy's resetMs: at least its retry time (API.md r2), so a client that waits for the
+ * RateLimit `t` is never refused again for the same reason (a sliding window's current window can end
+ * before the previous one's weight has decayed enough to admit the call). A concurrency policy's stays
+ * 0: it has no reset, and advertises no `t`.
+ */
+function deniedResetMs(policy: PolicyInfo, { resetMs, retryAfterMs }: PolicyOutcome): number {
+  if (policy.algorithm === 'concurrency') return resetMs;
+  return retryAfterMs > resetMs && retryAfterMs < Number.POSITIVE_INFINITY ? retryAfterMs : resetMs;
 }

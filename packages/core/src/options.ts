@@ -192,9 +192,11 @@ function parsePolicy(raw: unknown, option: string): PolicyConfig {
     );
   }
   const name =
-    raw.name === undefined
-      ? `${limit}-per-${formatDuration(windowMs)}`
-      : nonEmptyString(raw.name, `${option}.name`);
+    raw.name !== undefined
+      ? nonEmptyString(raw.name, `${option}.name`)
+      : algorithm === 'concurrency'
+        ? `${limit}-concurrent`
+        : `${limit}-per-${formatDuration(windowMs)}`;
   return Object.freeze({
     name,
     algorithm,

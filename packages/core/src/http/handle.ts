@@ -63,6 +63,7 @@ import { clientAddress } from './ip.js';
 import { type ListConfig, listHolds } from './lists.js';
 import { type HttpConfig, parseHttpOptions } from './options.js';
 import { bannedBody, deniedBody, limitedBody, ProblemBodies, storeErrorBody } from './responses.js';
+import { countHandler, stack, stacking } from './stacking.js';
 import { type Identity, isThenable, SubjectResolver } from './subject.js';
 import type { HttpOptions, RequestReader } from './types.js';
 
@@ -177,6 +178,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     this.limitedBodies = new ProblemBodies((policy, retryAfterMs) =>
       limitedBody(config.statusCode, policy, retryAfterMs),
     );
+    countHandler();
   }
 
   handle(req: Req): Maybe<Outcome<Req, Res>> {
@@ -300,7 +302,12 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
       );
     }
     const headers: Record<string, string> = {};
-    this.writeHeaders?.(decision, headers);
+    if (this.writeHeaders !== undefined) {
+      this.writeHeaders(decision, headers);
+      if (stacking() && typeof req === 'object' && req !== null) {
+        stack(req, config.headers, config.legacyHeaders, decision, headers);
+      }
+    }
     if (decision.allowed) return this.passed(decision, headers);
     const outcome = this.limited(decision, headers);
     // The strike is recorded before the denial is answered, so a ban it starts holds for the very

@@ -38,8 +38,12 @@ export function headerWriter(
   policies: readonly PolicyInfo[],
 ): HeaderWriter | undefined {
   const quoted = policies.map((p) => sfString(p.name));
-  const short = new Map(policies.map((p) => [p.name, `${p.limit};w=${seconds(p.windowMs)}`]));
-  const policyList = policies.map((p, i) => `${quoted[i]};q=${p.limit};w=${seconds(p.windowMs)}`).join(', ');
+  // A concurrency policy limits requests in flight, not a rate: a quota unit and no window or reset.
+  const concurrent = policies.map((p) => p.algorithm === 'concurrency');
+  const quota = (p: PolicyInfo, i: number) =>
+    concurrent[i] ? `${p.limit};qu="concurrent-requests"` : `${p.limit};w=${seconds(p.windowMs)}`;
+  const short = new Map(policies.map((p, i) => [p.name, concurrent[i] ? String(p.limit) : quota(p, i)]));
+  const policyList = policies.map((p, i) => `${quoted[i]};q=${quota(p, i)}`).join(', ');
 
   let standard: HeaderWriter | undefined;
   if (mode === 'draft-10') {
@@ -48,7 +52,8 @@ export function headerWriter(
       const states = d.policies;
       for (let i = 0; i < states.length; i++) {
         const s = states[i]!;
-        value += `${i === 0 ? '' : ', '}${quoted[i]};r=${s.remaining};t=${seconds(s.resetMs)}`;
+        const t = concurrent[i] ? '' : `;t=${seconds(s.resetMs)}`;
+        value += `${i === 0 ? '' : ', '}${quoted[i]};r=${s.remaining}${t}`;
       }
       into['RateLimit-Policy'] = policyList;
       into.RateLimit = value;

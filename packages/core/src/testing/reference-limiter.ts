@@ -103,14 +103,14 @@ function decisionOf(policies: readonly PolicyConfig[], steps: readonly Reference
     limit: p.limit,
     windowMs: p.windowMs,
     remaining: steps[i]!.remaining,
-    resetMs: steps[i]!.resetMs,
+    resetMs: steps[i]!.allowed ? steps[i]!.resetMs : atLeastRetry(p, steps[i]!),
     allowed: steps[i]!.allowed,
   }));
   const decision: TraceDecision = {
     allowed,
     limit: policies[binding]!.limit,
     remaining: chosen.remaining,
-    resetMs: chosen.resetMs,
+    resetMs: allowed ? chosen.resetMs : atLeastRetry(policies[binding]!, chosen),
     retryAfterMs: allowed ? 0 : chosen.retryAfterMs,
     policy: policies[binding]!.name,
     policies: states,
@@ -120,4 +120,10 @@ function decisionOf(policies: readonly PolicyConfig[], steps: readonly Reference
     decision.delayMs = Math.max(0, ...policies.map((p, i) => (p.delay ? steps[i]!.delayMs : 0)));
   }
   return decision;
+}
+
+/** API.md r2: a denying policy's resetMs is at least its (finite) retry time; concurrency has none. */
+function atLeastRetry(policy: PolicyConfig, { resetMs, retryAfterMs }: ReferenceStep): number {
+  if (policy.algorithm === 'concurrency' || !Number.isFinite(retryAfterMs)) return resetMs;
+  return Math.max(resetMs, retryAfterMs);
 }

@@ -23,7 +23,8 @@ describe('sliding-window', () => {
     h.consume(10);
     const denied = h.consume(2);
     // Next window: 10 * (1000 - elapsed) / 1000 + 2 <= 10 once elapsed >= 200.
-    expect(denied).toMatchObject({ resetMs: 1000, retryAfterMs: 1200 });
+    // The window ends at 1000 ms; a denied decision reports its retry time (API.md r2).
+    expect(denied).toMatchObject({ resetMs: 1200, retryAfterMs: 1200 });
     expectExactRetry(h, denied, 2);
   });
 
