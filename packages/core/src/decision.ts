@@ -26,7 +26,8 @@ export interface Decision {
   /** The binding policy: when denied the one that denies longest, when allowed the one with least remaining. */
   policy: string;
   policies: PolicyState[];
-  reason?: 'limit' | 'store-error';
+  /** On refusals: a policy's limit, the store failing (onStoreError 'deny'), and from the HTTP layer a ban or the deny list. */
+  reason?: 'limit' | 'store-error' | 'ban' | 'deny-list';
   delayMs?: number;
   release?: () => Promise<void>;
   refund?: () => Promise<void>;

@@ -27,7 +27,7 @@
  *      continue (but still call `finish(0)`, see below).
  *    - `outcome.pass === false`: answer now with `outcome.status` (429 or the `statusCode` option for
  *      a policy denial, 403 for `denyList` and `ban`, 503 for `onStoreError: 'deny'`). If
- *      `outcome.handler` is defined (the user's `handler` option; given only for 429 and 503 answers),
+ *      `outcome.handler` is defined (the user's `handler` option; given for every refusal: 429, 403, 503),
  *      call `outcome.handler(req, res, outcome.decision!)` after setting the headers and let it answer
  *      (errors it throws go to the framework's error handling). Otherwise send `outcome.body` (a JSON
  *      string) with `Content-Type: application/problem+json` (the value of {@link PROBLEM_CONTENT_TYPE}).
@@ -80,13 +80,13 @@ export interface HttpOutcome<Req = unknown, Res = unknown> {
   readonly headers: Readonly<Record<string, string>>;
   /** The problem+json body (a JSON string) when blocked; undefined when passing. */
   readonly body: string | undefined;
-  /** The decision for `req.rateLimit` and `onDecision`; undefined when skipped, allow-listed or deny-listed. */
+  /** The decision for `req.rateLimit` and `onDecision`; undefined when skipped or allow-listed. */
   readonly decision: Decision | undefined;
   /** How long to hold a passing request before continuing (leaky bucket with delay); else 0. */
   readonly delayMs: number;
   /** Call once when the response finishes (its status) or the connection closes first (0). */
   readonly finish: ((statusCode: number) => void) | undefined;
-  /** The user's `handler`, on blocked 429/503 outcomes when one was given: answer with it instead of `body`. */
+  /** The user's `handler`, on every blocked outcome when one was given: answer with it instead of `body`. */
   readonly handler: ((req: Req, res: Res, decision: Decision) => void) | undefined;
 }
 
@@ -145,6 +145,23 @@ function blocked<Req, Res>(
 
 /** The denyList answer's body: always the same. */
 const DENIED_BODY = JSON.stringify(deniedBody());
+
+/**
+ * The decision of a deny-listed request, for `handler` and `req.rateLimit`: refused for good (no
+ * retry time, so no Retry-After), by no policy of the limiter.
+ */
+function denyListed(): Decision {
+  return {
+    allowed: false,
+    limit: 0,
+    remaining: 0,
+    resetMs: 0,
+    retryAfterMs: Number.POSITIVE_INFINITY,
+    policy: 'deny-list',
+    policies: [],
+    reason: 'deny-list',
+  };
+}
 
 /** A promise's rejection is ignored: refunds and releases that fail leave the lease to expire. */
 function ignore(): void {}
@@ -238,7 +255,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   private afterDeny(req: Req, id: Identity, denied: boolean): Maybe<Outcome<Req, Res>> {
     if (!denied) return this.charge(req, id.subject);
     if (this.config.shadow) return UNLIMITED as Outcome<Req, Res>;
-    return blocked(403, {}, DENIED_BODY, undefined, undefined);
+    return blocked(403, {}, DENIED_BODY, denyListed(), this.config.handler);
   }
 
   /** Address entries match the client address, other entries the subject; functions are asked. */
@@ -285,7 +302,9 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     const headers: Record<string, string> = {};
     const retryAfter = retryAfterSeconds(check.retryAfterMs);
     if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
-    return blocked(403, headers, this.bannedBodies.json(BAN_POLICY, check.retryAfterMs), check, undefined);
+    check.reason = 'ban';
+    const body = this.bannedBodies.json(BAN_POLICY, check.retryAfterMs);
+    return blocked(403, headers, body, check, this.config.handler);
   }
 
   private answer(req: Req, subject: string, decision: Decision): Maybe<Outcome<Req, Res>> {

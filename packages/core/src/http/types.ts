@@ -46,7 +46,10 @@ export interface HttpOptions<Req = unknown, Res = unknown> extends LimiterOption
   legacyHeaders?: boolean;
   /** Status of a request a policy denied, 400–599. Default 429. */
   statusCode?: number;
-  /** Answers denied requests (429/`statusCode`, and 503 for a failed store) instead of the problem+json body; headers are set first. */
+  /**
+   * Answers every refusal instead of the problem+json body: 429 (or `statusCode`), 403 for a ban or the
+   * deny list, 503 for a failed store (`decision.reason` says which); status and headers are set first.
+   */
   handler?: (req: Req, res: Res, decision: Decision) => void;
   /** Decide, set headers and report, but never block (not even denyList or ban). */
   shadow?: boolean;

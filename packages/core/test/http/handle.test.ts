@@ -136,7 +136,7 @@ describe('handle: one request in, one answer out', () => {
       pass: false,
       status: 403,
       headers: {},
-      decision: undefined,
+      decision: { allowed: false, reason: 'deny-list', retryAfterMs: Number.POSITIVE_INFINITY },
       handler: undefined,
     });
     expect(JSON.parse(o.body!)).toEqual({
