@@ -1,6 +1,7 @@
 import type { Decision } from '../decision.js';
 import { parseDuration } from '../duration.js';
 import { describeValue, ErrorCodes } from '../errors.js';
+import { credentialDigest } from '../keys.js';
 import { createLimiter, type Limiter } from '../limiter.js';
 import {
   expectObject,
@@ -65,6 +66,7 @@ const HTTP_KEYS: ReadonlySet<string> = new Set([
   'onDecision',
   'skipFailedRequests',
   'skipSuccessfulRequests',
+  'credentialSecret',
 ]);
 const ALL_KEYS: ReadonlySet<string> = new Set([...LIMITER_KEYS, ...HTTP_KEYS]);
 const SOURCES = ['ip', 'api-key', 'token'] as const;
@@ -184,6 +186,17 @@ function checkCostFits(cost: number | ((req: never) => unknown), limiter: Limite
   }
 }
 
+/** A non-empty string or Buffer; its value is never shown in an error. */
+function parseSecret(value: unknown): string | Buffer | undefined {
+  if (value === undefined) return undefined;
+  if ((typeof value === 'string' || Buffer.isBuffer(value)) && value.length > 0) return value;
+  return fail(
+    ErrorCodes.INVALID_OPTION,
+    'credentialSecret',
+    `expected a non-empty string or Buffer; got ${typeof value === 'string' ? 'an empty string' : describeValue(value)}`,
+  );
+}
+
 /** The limiter: the `limiter` option as given, or one built from the core options. */
 function buildLimiter(options: Record<string, unknown>): { limiter: Limiter; store: Store } {
   const core: Record<string, unknown> = {};
@@ -227,6 +240,7 @@ export function parseHttpOptions<Req, Res>(options: HttpOptions<Req, Res>): Http
     apiKeyQuery: apiKey.query,
     verify: optionalFunction<SubjectConfig<Req>['verify']>(options.verify, 'verify'),
     ipv6Subnet: parseSubnet(options.ipv6Subnet),
+    hash: credentialDigest(parseSecret(options.credentialSecret)),
   });
   const http = {
     subject,

@@ -1,12 +1,12 @@
-import { digest } from '../keys.js';
 import { clientAddress } from './ip.js';
 import type { RequestReader, SubjectSource } from './types.js';
 
 /**
  * Who a request counts against. Subjects carry their kind, so no two kinds can meet under one key:
  * - `ip:<address>`: the client address (IPv6 grouped by subnet, IPv4-mapped folded to IPv4);
- * - `key:<sha256>` / `token:<sha256>`: an API key or bearer token nobody verified, hashed (keys.ts
- *   `digest`), so the raw credential never reaches a key, a log or `onDecision`;
+ * - `key:<sha256>` / `token:<sha256>`: an API key or bearer token nobody verified, hashed (SHA-256, or
+ *   HMAC-SHA-256 under `credentialSecret`), so the raw credential never reaches a key, a log or
+ *   `onDecision`;
  * - `id:<value>`: a canonical subject, from `verify` or from a subject function.
  * When no source yields a subject, the request counts against its IP: a client cannot leave its
  * limit by sending no credential, or a malformed one.
@@ -28,6 +28,8 @@ export interface SubjectConfig<Req> {
   readonly apiKeyQuery: string | undefined;
   readonly verify: ((credential: string, kind: 'api-key' | 'token') => unknown) | undefined;
   readonly ipv6Subnet: number | false;
+  /** Hashes a key or token nobody verified (keys.ts `credentialDigest`). */
+  readonly hash: (credential: string) => string;
 }
 
 /** `Bearer <token68>`; anything else counts as no token. */
@@ -104,7 +106,7 @@ export class SubjectResolver<Req> {
     if (raw === undefined) return undefined;
     const { verify } = this.config;
     if (verify === undefined) {
-      return { subject: `${kind === 'api-key' ? 'key' : 'token'}:${digest(raw)}`, listed: raw };
+      return { subject: `${kind === 'api-key' ? 'key' : 'token'}:${this.config.hash(raw)}`, listed: raw };
     }
     const verified = verify(raw, kind);
     if (isThenable(verified)) return Promise.resolve(verified).then((v) => custom(present(v, 'verify')));

@@ -59,6 +59,12 @@ export interface HttpOptions<Req = unknown, Res = unknown> extends LimiterOption
   skipFailedRequests?: boolean;
   /** Refund after a response with status < 400. */
   skipSuccessfulRequests?: boolean;
+  /**
+   * API keys and tokens nobody verified are hashed with HMAC-SHA-256 under this secret instead of
+   * plain SHA-256, so the store's contents cannot be tested against guessed keys. Changing it starts
+   * every credential's counts afresh.
+   */
+  credentialSecret?: string | Buffer;
 }
 
 /** How core reads a framework's request; an adapter passes one set of these for all requests. */

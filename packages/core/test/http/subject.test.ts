@@ -12,6 +12,7 @@ function resolver(config: Partial<SubjectConfig<FakeRequest>>) {
       apiKeyQuery: undefined,
       verify: undefined,
       ipv6Subnet: 64,
+      hash: sha,
       ...config,
     },
     fakeReader,
