@@ -11,7 +11,7 @@ export type { Duration } from './duration.js';
 export type { ErrorCode } from './errors.js';
 export { ErrorCodes, SluiceConfigError } from './errors.js';
 export type { FrameworkRequest } from './http/adapter.js';
-export { callHandler, frameworkReader, passOn } from './http/adapter.js';
+export { abandonIfLate, callHandler, frameworkReader, passOn } from './http/adapter.js';
 export type { HttpHandler, HttpOutcome } from './http/handle.js';
 export { createHttpHandler, PROBLEM_CONTENT_TYPE } from './http/handle.js';
 export type { HeaderMode } from './http/headers.js';

@@ -1,4 +1,5 @@
 import {
+  abandonIfLate,
   callHandler,
   createHttpHandler,
   type Decision,
@@ -24,8 +25,17 @@ declare global {
 /** The options of `rateLimiter()`: the HTTP options of the contract, typed for Express. */
 export type RateLimiterOptions = HttpOptions<Request, Response>;
 
-/** Express middleware that also exposes its limiter (e.g. to `reset(subject)`). */
-export type RateLimitMiddleware = RequestHandler & { readonly limiter: Limiter };
+/** Express middleware that also exposes its limiter, `reset(req)` and `subjectOf(req)`. */
+export type RateLimitMiddleware = RequestHandler & {
+  readonly limiter: Limiter;
+  /**
+   * Forgets the subject this request maps to, under every policy, and lifts its ban: e.g. after a
+   * successful login. (`limiter.reset(req.ip)` would reset nothing: subjects carry their kind.)
+   */
+  reset(req: Request): Promise<void>;
+  /** The subject this request maps to as the limiter sees it (`ip:…`, `id:…`, credentials hashed). */
+  subjectOf(req: Request): Promise<string>;
+};
 
 type Outcome = HttpOutcome<Request, Response>;
 
@@ -55,8 +65,20 @@ export function rateLimiter(options: RateLimiterOptions): RateLimitMiddleware {
   const http = createHttpHandler<Request, Response>(options, frameworkReader);
   const middleware: RequestHandler = (req, res, next) => {
     const outcome = http.handle(req);
-    if (outcome instanceof Promise) outcome.then((o) => apply(o, req, res, next), next);
-    else apply(outcome, req, res, next);
+    if (!(outcome instanceof Promise)) return apply(outcome, req, res, next);
+    outcome.then((o) => {
+      // Answered meanwhile (a timeout middleware while the store was slow), or the client left.
+      if (abandonIfLate(o, res)) return;
+      try {
+        apply(o, req, res, next);
+      } catch (error) {
+        next(error);
+      }
+    }, next);
   };
-  return Object.assign(middleware, { limiter: http.limiter });
+  return Object.assign(middleware, {
+    limiter: http.limiter,
+    reset: async (req: Request) => http.limiter.reset(await http.subjectOf(req)),
+    subjectOf: async (req: Request) => http.subjectOf(req),
+  });
 }

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
 import { MemoryStore } from '@sluice/core';
 import { rateLimiter } from '@sluice/express';
-import type { Express } from 'express';
+import type { Express, Response } from 'express';
 import request from 'supertest';
 import { recording } from '../../../test/fixtures/stores.js';
 import { expressVersions, tick, until } from './support.js';
@@ -109,13 +109,13 @@ describe.each(expressVersions)('%s: holding, releasing', (_, makeApp) => {
     }
   });
 
-  test('a concurrency lease is released once when the client aborts', async () => {
+  test('a client that aborts keeps its lease until the handler ends the response', async () => {
     const store = recording(new MemoryStore());
     const app = makeApp();
-    let started = 0;
+    const held: Response[] = [];
     app.use(rateLimiter({ limit: 1, window: '1m', algorithm: 'concurrency', store }));
-    app.get('/hang', () => {
-      started++; // never answers
+    app.get('/hang', (_req, res) => {
+      held.push(res); // answers only when the test says so
     });
     app.get('/fast', (_req, res) => {
       res.send('fast');
@@ -123,7 +123,12 @@ describe.each(expressVersions)('%s: holding, releasing', (_, makeApp) => {
     const server = await listen(app);
     try {
       await abandon(server, '/hang', 50);
-      expect(started).toBe(1);
+      await tick(20);
+      expect(held).toHaveLength(1);
+      // The handler still runs after its client left: no second one starts.
+      expect((await request(server).get('/fast')).status).toBe(429);
+      expect(store.refunds).toBe(0);
+      held[0]!.send('late'); // ends the response on a dead socket
       await expectReleasedOnceEach(server, store);
     } finally {
       server.closeAllConnections();
@@ -131,18 +136,22 @@ describe.each(expressVersions)('%s: holding, releasing', (_, makeApp) => {
     }
   });
 
-  test('skipFailedRequests counts an aborted request as failed', async () => {
+  test('skipFailedRequests gives nothing back for a request whose client left, whatever the handler answers', async () => {
     const app = makeApp();
+    const held: Response[] = [];
     app.use(rateLimiter({ limit: 1, window: '1m', algorithm: 'fixed-window', skipFailedRequests: true }));
-    app.get('/hang', () => {});
+    app.get('/hang', (_req, res) => {
+      held.push(res);
+    });
     app.get('/', (_req, res) => {
       res.send('ok');
     });
     const server = await listen(app);
     try {
       await abandon(server, '/hang', 50);
-      await tick(50);
-      expect((await request(server).get('/')).status).toBe(200);
+      await tick(20);
+      held[0]!.status(500).send('failed late');
+      await tick(20);
       expect((await request(server).get('/')).status).toBe(429);
     } finally {
       server.closeAllConnections();

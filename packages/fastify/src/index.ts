@@ -1,5 +1,5 @@
 import { sluice } from './plugin.js';
 
-export type { RouteRateLimitOptions, SluiceFastifyOptions, SluiceHook } from './types.js';
+export type { RateLimitHook, RouteRateLimitOptions, SluiceFastifyOptions, SluiceHook } from './types.js';
 export { sluice };
 export default sluice;

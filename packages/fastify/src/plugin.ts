@@ -1,4 +1,5 @@
 import {
+  abandonIfLate,
   callHandler,
   createHttpHandler,
   frameworkReader,
@@ -23,7 +24,7 @@ import {
   readRouteConfig,
   splitPluginOptions,
 } from './route-config.js';
-import type { RouteRateLimitOptions, SluiceFastifyOptions, SluiceHook } from './types.js';
+import type { RateLimitHook, RouteRateLimitOptions, SluiceFastifyOptions, SluiceHook } from './types.js';
 
 type Done = (error?: Error) => void;
 type Hook = (request: FastifyRequest, reply: FastifyReply, done: Done) => void;
@@ -48,13 +49,67 @@ function apply(outcome: Outcome, request: FastifyRequest, reply: FastifyReply, d
   else reply.type(PROBLEM_CONTENT_TYPE).send(outcome.body);
 }
 
-/** The hook function of one limit: a plain value from a local store answers without a promise. */
+/**
+ * The hook function of one limit: a plain value from a local store answers without a promise. A
+ * decision that comes back after the reply was sent (or the client left) gives back its charge and
+ * leaves the request alone; anything else that fails goes to `done`.
+ */
 function hookOf(http: Http): Hook {
   return function sluice(request, reply, done) {
     const outcome = http.handle(request);
-    if (outcome instanceof Promise) outcome.then((o) => apply(o, request, reply, done), done);
-    else apply(outcome, request, reply, done);
+    if (!(outcome instanceof Promise)) return apply(outcome, request, reply, done);
+    outcome.then((o) => {
+      if (abandonIfLate(o, reply.raw)) return;
+      try {
+        apply(o, request, reply, done);
+      } catch (error) {
+        done(error as Error);
+      }
+    }, done);
   };
+}
+
+/** `app.rateLimit()`'s hook: `run`, with the limiter and the request's subject at hand. */
+function exposed(http: Http, run: Hook): RateLimitHook {
+  return Object.assign(run, {
+    limiter: http.limiter,
+    reset: async (request: FastifyRequest) => http.limiter.reset(await http.subjectOf(request)),
+    subjectOf: async (request: FastifyRequest) => http.subjectOf(request),
+  }) as unknown as RateLimitHook;
+}
+
+/** What `app.rateLimit()` needs of a registration: its global limit and how to build one. */
+interface Registration {
+  global(): { http: Http; run: Hook };
+  build(options: RouteRateLimitOptions, name: string): { http: Http; run: Hook };
+  /** `${method} ${url}` of the routes the global limit already runs on. */
+  readonly globalRoutes: Set<string>;
+}
+
+/** Registrations by the instance they were registered on; `app.rateLimit()` finds the nearest. */
+const registrations = new WeakMap<object, Registration>();
+
+function registrationOf(instance: object): Registration {
+  for (let at: object | null = instance; at !== null; at = Object.getPrototypeOf(at)) {
+    const found = registrations.get(at);
+    if (found !== undefined) return found;
+  }
+  throw new Error('app.rateLimit() needs the @sluice/fastify plugin registered on this instance or a parent');
+}
+
+function rateLimit(this: FastifyInstance, options?: RouteRateLimitOptions): RateLimitHook {
+  const registration = registrationOf(this);
+  if (options !== undefined) {
+    const { http, run } = registration.build(options, 'hook');
+    return exposed(http, run);
+  }
+  const { http, run } = registration.global();
+  // A route that has the global limit already is charged once, by that hook.
+  const once: Hook = (request, reply, done) => {
+    if (registration.globalRoutes.has(`${request.method} ${request.routeOptions.url}`)) return done();
+    run(request, reply, done);
+  };
+  return exposed(http, once);
 }
 
 /** Puts `run` after the route's own hooks of that kind, on a new array (the user's may be shared). */
@@ -68,17 +123,18 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
   const { global, defaults } = splitPluginOptions(options);
   // One store for every limiter of this registration that names none: routes sharing a name share counters.
   let shared: MemoryStore | undefined;
-  const build = (options: RouteRateLimitOptions, name: string): RouteLimit => {
+  const build = (options: RouteRateLimitOptions, name: string): RouteLimit & { http: Http } => {
     const { hook, ...http } = options;
     if (http.limiter === undefined) {
       http.name ??= name;
       http.store ??= shared ??= new MemoryStore();
     }
     // `'ip'` is `request.ip`, so Fastify's `trustProxy` decides whether X-Forwarded-For counts.
-    return { hook: parseHook(hook, 'hook'), run: hookOf(createHttpHandler(http, frameworkReader)) };
+    const handler = createHttpHandler(http, frameworkReader);
+    return { hook: parseHook(hook, 'hook'), run: hookOf(handler), http: handler };
   };
 
-  let globalLimit: RouteLimit | undefined;
+  let globalLimit: (RouteLimit & { http: Http }) | undefined;
   if (global) globalLimit = build(defaults, 'global');
   else {
     // Only defaults for the routes that opt in: checked now, with a stand-in policy if they set none.
@@ -89,8 +145,15 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
       frameworkReader,
     );
   }
+  const globalRoutes = new Set<string>();
+  registrations.set(fastify, {
+    global: () => (globalLimit ??= build(defaults, 'global')),
+    build: (options, name) => build(mergeRouteOptions(defaults, options), name),
+    globalRoutes,
+  });
 
   if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', undefined);
+  if (!fastify.hasDecorator('rateLimit')) fastify.decorate('rateLimit', rateLimit);
 
   // A route's own limit, per options object and route name; Fastify's automatic HEAD route carries its
   // GET route's options object and shares that limit, as it runs the same handler.
@@ -100,7 +163,10 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
     const config = readRouteConfig(route.config?.rateLimit, name);
     if (config === false) return;
     if (config === undefined) {
-      if (globalLimit !== undefined) addRouteHook(route, globalLimit);
+      if (globalLimit !== undefined) {
+        addRouteHook(route, globalLimit);
+        for (const method of [route.method].flat()) globalRoutes.add(`${method} ${route.url}`);
+      }
       return;
     }
     let byName = own.get(config);

@@ -1,5 +1,5 @@
-import type { Decision, HttpOptions } from '@sluice/core';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Decision, HttpOptions, Limiter } from '@sluice/core';
+import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 
 /** The request hook the limiter runs in. */
 export type SluiceHook = 'onRequest' | 'preHandler';
@@ -23,7 +23,27 @@ export interface SluiceFastifyOptions extends RouteRateLimitOptions {
   global?: boolean;
 }
 
+/**
+ * A hook that limits wherever it is placed (`app.rateLimit()`), such as the not-found handler's
+ * preHandler, with its limiter and the request's subject at hand.
+ */
+export type RateLimitHook = preHandlerHookHandler & {
+  readonly limiter: Limiter;
+  /** Forgets the subject this request maps to, under every policy, and lifts its ban (e.g. after a good login). */
+  reset(request: FastifyRequest): Promise<void>;
+  /** The subject this request maps to as the limiter sees it (`ip:…`, `id:…`, credentials hashed). */
+  subjectOf(request: FastifyRequest): Promise<string>;
+};
+
 declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * A hook that limits wherever it is placed: with no options, the plugin's global limit (a request
+     * is charged once even if its route has that limit too); with options, a limiter of its own.
+     * `app.setNotFoundHandler({ preHandler: app.rateLimit() }, handler)` limits 404s.
+     */
+    rateLimit(options?: RouteRateLimitOptions): RateLimitHook;
+  }
   interface FastifyContextConfig {
     /** This route's own limit (inherits what it does not set), or false: not limited. */
     rateLimit?: RouteRateLimitOptions | false;

@@ -31,18 +31,37 @@ export const frameworkReader: RequestReader<FrameworkRequest> = {
 };
 
 /**
- * Continues a passing outcome: `finish` is called once the response is over, the request is held for
- * `delayMs` (leaky bucket with delay), then `next()` runs, unless the client left while held.
+ * Continues a passing outcome: `finish` is called once the handler has ended the response, the
+ * request is held for `delayMs` (leaky bucket with delay), then `next()` runs, unless the client left
+ * while held: then the handler never runs and the charge is given back.
  */
 export function passOn(
-  outcome: Pick<HttpOutcome, 'finish' | 'delayMs'>,
+  outcome: Pick<HttpOutcome, 'finish' | 'delayMs' | 'decision'>,
   res: ServerResponse,
   next: () => void,
 ): void {
   if (outcome.finish !== undefined) afterResponse(res, outcome.finish);
-  if (outcome.delayMs > 0) hold(res, outcome.delayMs, next);
+  if (outcome.delayMs > 0) hold(res, outcome, next);
   else next();
 }
+
+/**
+ * True when the response is already over as a decision comes back (another middleware answered while
+ * the store was slow, or the client left): the decision then gives back what it charged, its lease
+ * included, and the adapter does nothing else with it (no header, no answer, no `next`).
+ */
+export function abandonIfLate(outcome: Pick<HttpOutcome, 'decision'>, res: ServerResponse): boolean {
+  if (!res.headersSent && !res.writableEnded && !res.destroyed) return false;
+  giveBack(outcome);
+  return true;
+}
+
+/** Gives back what a passing decision charged (a refund covers every policy, the lease included). */
+function giveBack({ decision }: Pick<HttpOutcome, 'decision'>): void {
+  if (decision?.allowed) (decision.refund ?? decision.release)?.().catch(ignore);
+}
+
+function ignore(): void {}
 
 /**
  * Answers a blocked outcome with the user's `handler` (headers and status already set); what it
@@ -63,21 +82,43 @@ export function callHandler<Req, Res>(
 }
 
 /**
- * Calls `finish` with the status sent, or 0 when the connection closes first. Both events are
- * watched, as `writableFinished` is still false at 'close' under fastify.inject; `finish` ignores
- * the second call.
+ * Calls `finish` once the handler has ended the response: with its status when it finished, or 0 when
+ * the client had left before the handler ended it (`res.end` on a dead socket emits no 'finish', so
+ * `end` is watched then). A handler that never ends it leaves the lease to expire with its window.
  */
 function afterResponse(res: ServerResponse, finish: (statusCode: number) => void): void {
   res.once('finish', () => finish(res.statusCode));
-  res.once('close', () => finish(0));
+  res.once('close', () => {
+    // Under fastify.inject 'close' may come before 'finish': an ended response is over either way.
+    if (res.writableEnded) finish(res.statusCode);
+    else whenEnded(res, () => finish(0));
+  });
 }
 
-/** Runs `next` after `delayMs`; a client gone meanwhile is not passed on. */
-function hold(res: ServerResponse, delayMs: number, next: () => void): void {
-  const gone = () => clearTimeout(timer);
+/** Runs `ended` when `res.end` is next called (on this response only). */
+function whenEnded(res: ServerResponse, ended: () => void): void {
+  const end = res.end;
+  res.end = function (this: ServerResponse, ...args: unknown[]) {
+    res.end = end;
+    const result = (end as (...a: unknown[]) => ServerResponse).apply(this, args);
+    ended();
+    return result;
+  } as ServerResponse['end'];
+}
+
+/** Runs `next` after `delayMs`; a client gone meanwhile is not passed on, and its charge comes back. */
+function hold(
+  res: ServerResponse,
+  outcome: Pick<HttpOutcome, 'delayMs' | 'decision'>,
+  next: () => void,
+): void {
+  const gone = () => {
+    clearTimeout(timer);
+    giveBack(outcome);
+  };
   const timer = setTimeout(() => {
     res.off('close', gone);
     next();
-  }, delayMs);
+  }, outcome.delayMs);
   res.once('close', gone);
 }

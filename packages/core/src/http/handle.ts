@@ -33,12 +33,17 @@
  *      string) with `Content-Type: application/problem+json` (the value of {@link PROBLEM_CONTENT_TYPE}).
  *
  * 4. `outcome.finish`, when defined, must be called exactly once (extra calls are ignored) when the
- *    response has finished (`statusCode` = the status sent) or the connection closed before it
- *    finished (`statusCode` = 0, which counts as a failed request). It releases concurrency leases
- *    and does the `skipFailedRequests` / `skipSuccessfulRequests` refunds; it never throws and never
- *    rejects (store errors there are swallowed: the lease then expires by itself). When `finish` is
- *    undefined nothing needs doing after the response: do not attach listeners (the fast path).
- *    A blocked outcome never has a `finish`.
+ *    handler has ended the response: `statusCode` = the status it sent, or 0 when the client had left
+ *    before (the handler ran, so nothing is refunded; the lease ends). Not when the client leaves: a
+ *    lease held until the handler is done keeps aborted requests from running more than `limit`
+ *    handlers at once. It releases concurrency leases and does the `skipFailedRequests` /
+ *    `skipSuccessfulRequests` refunds; it never throws and never rejects (store errors there are
+ *    swallowed: the lease then expires by itself). When `finish` is undefined nothing needs doing after
+ *    the response: do not attach listeners (the fast path). A blocked outcome never has a `finish`.
+ *
+ * 5. A decision that comes back after the response is over (another middleware answered while the
+ *    store was slow, or the client left) must give back what it charged and do nothing else:
+ *    `abandonIfLate` in ./adapter.ts.
  *
  * On Node's http objects (Express, Fastify), ./adapter.ts does the framework-free parts of 3 and 4:
  * `frameworkReader` reads `req.ip`/`headers`/`query`, `passOn` holds and continues a passing outcome
@@ -384,9 +389,11 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     return (statusCode) => {
       if (done) return;
       done = true;
-      const failed = !(statusCode > 0 && statusCode < 400);
+      // 0: the client left before the handler ended the response. The handler ran all the same, so
+      // nothing is refunded (a client aborting every request would run it for free); the lease ends.
+      const refunding = statusCode > 0 && (statusCode < 400 ? skipSuccessfulRequests : skipFailedRequests);
       // A refund gives back every policy's charge, the lease included.
-      const giveBack = (failed ? skipFailedRequests : skipSuccessfulRequests) ? refund : release;
+      const giveBack = refunding ? refund : release;
       giveBack?.().catch(ignore);
     };
   }

@@ -2,13 +2,19 @@ import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { callHandler, type Decision, frameworkReader, type HttpOutcome, passOn } from '@sluice/core';
 
-/** The events of a ServerResponse that the helpers watch. */
+/** The events of a ServerResponse that the helpers watch, and its `end`. */
 function fakeResponse(statusCode = 200) {
-  return Object.assign(new EventEmitter(), { statusCode }) as unknown as ServerResponse;
+  const res = Object.assign(new EventEmitter(), { statusCode, writableEnded: false });
+  return Object.assign(res, {
+    end() {
+      res.writableEnded = true;
+      return res;
+    },
+  }) as unknown as ServerResponse;
 }
 
-function outcome(delayMs: number, finish?: (statusCode: number) => void) {
-  return { delayMs, finish };
+function outcome(delayMs: number, finish?: (statusCode: number) => void, decision?: Decision) {
+  return { delayMs, finish, decision };
 }
 
 /** A finish that records the status of every call. */
@@ -35,12 +41,23 @@ describe('passOn', () => {
     expect(calls[0]).toBe(201);
   });
 
-  test('finish gets 0 when the connection closes first', () => {
+  test('a connection closed first: finish waits for the handler to end the response, then gets 0', () => {
     const res = fakeResponse(200);
     const { calls, finish } = recordFinish();
     passOn(outcome(0, finish), res, () => {});
     res.emit('close');
+    expect(calls).toEqual([]);
+    res.end();
     expect(calls).toEqual([0]);
+  });
+
+  test('a connection closed after the handler ended the response: finish gets its status', () => {
+    const res = fakeResponse(500);
+    const { calls, finish } = recordFinish();
+    passOn(outcome(0, finish), res, () => {});
+    res.end();
+    res.emit('close');
+    expect(calls).toEqual([500]);
   });
 
   describe('a held request', () => {
@@ -58,16 +75,18 @@ describe('passOn', () => {
       expect(res.listenerCount('close')).toBe(0);
     });
 
-    test('is not passed on when the client leaves while held; finish still runs', () => {
+    test('is not passed on when the client leaves while held, and its charge comes back', () => {
       const res = fakeResponse();
       const next = jest.fn();
+      const refund = jest.fn(async () => {});
       const { calls, finish } = recordFinish();
-      passOn(outcome(250, finish), res, next);
+      passOn(outcome(250, finish, { allowed: true, refund } as unknown as Decision), res, next);
       jest.advanceTimersByTime(100);
       res.emit('close');
       jest.advanceTimersByTime(1000);
       expect(next).not.toHaveBeenCalled();
-      expect(calls).toEqual([0]);
+      expect(refund).toHaveBeenCalledTimes(1);
+      expect(calls).toEqual([]);
     });
   });
 });

@@ -283,11 +283,11 @@ describe('handle: one request in, one answer out', () => {
     expect(sync(http.handle(from('1.1.1.1'))).pass).toBe(true);
   });
 
-  test('skipFailedRequests: a status >= 400 or a closed connection gives the charge back', () => {
-    const { http } = setup({ limit: 2, window: '1m', algorithm: 'fixed-window', skipFailedRequests: true });
+  test('skipFailedRequests: a status >= 400 gives the charge back; a client gone first (0) does not', () => {
+    const { http } = setup({ limit: 3, window: '1m', algorithm: 'fixed-window', skipFailedRequests: true });
     sync(http.handle(from('1.1.1.1'))).finish!(500);
-    sync(http.handle(from('1.1.1.1'))).finish!(0);
     sync(http.handle(from('1.1.1.1'))).finish!(404);
+    sync(http.handle(from('1.1.1.1'))).finish!(0);
     const ok = sync(http.handle(from('1.1.1.1')));
     expect(ok.decision?.remaining).toBe(1);
     ok.finish!(200);

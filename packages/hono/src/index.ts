@@ -1,0 +1,2 @@
+export type { RateLimiterOptions, RateLimitMiddleware, RateLimitVariables } from './middleware.js';
+export { rateLimiter } from './middleware.js';

@@ -1,0 +1,68 @@
+import { rateLimiter } from '@sluice/express';
+import sluice from '@sluice/fastify';
+import request from 'supertest';
+import { expressVersions } from '../../packages/express/test/support.js';
+import { frameworks } from '../../packages/fastify/test/frameworks.js';
+
+// `middleware.limiter.reset(req.ip)` resolved and reset nothing: the limiter's subject is `ip:…` (and
+// hashed for credentials). The middleware has reset(req) and subjectOf(req) now; on Fastify,
+// app.rateLimit() gives a hook with the same. Failed on 13f5928.
+describe('resetting the subject of a request', () => {
+  it('Express: reset(req) after a successful login gives the client its attempts back', async () => {
+    const app = expressVersions[0]![1]();
+    const login = rateLimiter({ name: 'login', limit: 2, window: '1m', subject: ['api-key', 'ip'] });
+    app.post('/login', login, async (req, res) => {
+      if (req.headers['x-password'] !== 'right') return void res.status(401).send('no');
+      await login.reset(req);
+      res.json({ subject: await login.subjectOf(req) });
+    });
+    const attempt = (password: string) =>
+      request(app).post('/login').set('x-api-key', 'k1').set('x-password', password);
+    expect((await attempt('wrong')).status).toBe(401);
+    const ok = await attempt('right');
+    expect(ok.status).toBe(200);
+    expect(ok.body.subject).toMatch(/^key:/);
+    expect(ok.body.subject).not.toContain('k1');
+    expect((await attempt('wrong')).status).toBe(401);
+    expect((await attempt('wrong')).status).toBe(401);
+    expect((await attempt('wrong')).status).toBe(429);
+  });
+
+  it('Fastify: app.rateLimit() limits the not-found handler and resets by request', async () => {
+    const app = frameworks[0]![1]();
+    await app.register(sluice, { limit: 2, window: '1m' });
+    const hook = app.rateLimit();
+    app.setNotFoundHandler({ preHandler: hook }, async (request, reply) => {
+      return reply.code(404).send({ subject: await hook.subjectOf(request) });
+    });
+    app.get('/', async () => 'ok');
+    const missing = () => app.inject({ url: '/nope' });
+    expect((await missing()).json()).toEqual({ subject: 'ip:127.0.0.1' });
+    expect((await missing()).statusCode).toBe(404);
+    expect((await missing()).statusCode).toBe(429);
+    await hook.limiter.reset('ip:127.0.0.1');
+    expect((await missing()).statusCode).toBe(404);
+    await app.close();
+  });
+
+  it('Fastify: a route that has the global limit is charged once when the hook is placed on it too', async () => {
+    const app = frameworks[0]![1]();
+    await app.register(sluice, { limit: 2, window: '1m' });
+    app.get('/', { preHandler: app.rateLimit() }, async () => 'ok');
+    expect((await app.inject({ url: '/' })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/' })).statusCode).toBe(200);
+    expect((await app.inject({ url: '/' })).statusCode).toBe(429);
+    await app.close();
+  });
+
+  it('Fastify: app.rateLimit(options) is a limiter of its own', async () => {
+    const app = frameworks[0]![1]();
+    await app.register(sluice, { global: false, limit: 100, window: '1m' });
+    app.setNotFoundHandler({ preHandler: app.rateLimit({ limit: 1, window: '1m' }) }, async (_r, reply) =>
+      reply.code(404).send('missing'),
+    );
+    expect((await app.inject({ url: '/a' })).statusCode).toBe(404);
+    expect((await app.inject({ url: '/b' })).statusCode).toBe(429);
+    await app.close();
+  });
+});
