@@ -1,0 +1,187 @@
+import type { Server } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
+import { type AlgorithmName, RedisStore } from '@sluice/core';
+import { type RateLimiterOptions, rateLimiter } from '@sluice/express';
+import sluice from '@sluice/fastify';
+import { Redis } from 'ioredis';
+import { expressVersions } from '../../packages/express/test/support.js';
+import { frameworks } from '../../packages/fastify/test/frameworks.js';
+import { describeRedis, type RedisProcess, startRedis } from '../support/redis.js';
+
+/**
+ * Clients that misbehave against Express and Fastify on a Redis store of their own:
+ * - an abort storm: clients that hang up mid-request, on every algorithm, with skipFailedRequests on
+ *   and handlers that fail after their clients left: never more handlers admitted than the limit, never
+ *   more in flight than a concurrency limit;
+ * - a slow Redis (CLIENT PAUSE) behind a timeout middleware that answers first: late decisions give
+ *   their charge back and nothing crashes.
+ * No unhandled rejection in the process throughout.
+ */
+jest.setTimeout(60_000);
+
+const LIMIT = 3;
+const WORK_MS = 200;
+const ALGORITHMS: AlgorithmName[] = [
+  'fixed-window',
+  'sliding-window',
+  'sliding-log',
+  'token-bucket',
+  'leaky-bucket',
+  'gcra',
+  'concurrency',
+];
+
+interface Probe {
+  ran: number;
+  inFlight: number;
+  most: number;
+}
+
+interface App {
+  port: number;
+  close(): Promise<void>;
+}
+
+type Start = (options: RateLimiterOptions, probe: Probe, timeoutMs?: number) => Promise<App>;
+
+async function work(probe: Probe): Promise<void> {
+  probe.ran++;
+  probe.most = Math.max(probe.most, ++probe.inFlight);
+  await new Promise((resolve) => setTimeout(resolve, WORK_MS));
+  probe.inFlight--;
+}
+
+const onExpress: Start = async (options, probe, timeoutMs) => {
+  const app = expressVersions[0]![1]();
+  if (timeoutMs !== undefined) {
+    app.use((_req, res, next) => {
+      const timer = setTimeout(() => res.headersSent || res.status(503).send('timeout'), timeoutMs);
+      res.once('close', () => clearTimeout(timer));
+      next();
+    });
+  }
+  app.use(rateLimiter(options));
+  app.get('/', async (_req, res) => {
+    await work(probe);
+    if (!res.headersSent) res.status(500).send('failed');
+  });
+  const server: Server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+};
+
+const onFastify: Start = async (options, probe, timeoutMs) => {
+  const app = frameworks[0]![1]();
+  if (timeoutMs !== undefined) {
+    app.addHook('onRequest', (_request, reply, done) => {
+      const timer = setTimeout(() => reply.sent || reply.code(503).send('timeout'), timeoutMs);
+      reply.raw.once('close', () => clearTimeout(timer));
+      done();
+    });
+  }
+  await app.register(sluice, options as never);
+  app.get('/', async (_request, reply) => {
+    await work(probe);
+    if (!reply.sent) return reply.code(500).send('failed');
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return { port: (app.server.address() as AddressInfo).port, close: () => app.close() };
+};
+
+/** `count` clients that send a request and hang up after `afterMs`. */
+function hangUps(port: number, count: number, afterMs: number): Promise<void> {
+  const one = () =>
+    new Promise<void>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write('GET / HTTP/1.1\r\nHost: localhost\r\n\r\n');
+        setTimeout(() => {
+          socket.destroy();
+          resolve();
+        }, afterMs);
+      });
+      socket.on('error', () => resolve());
+    });
+  return Promise.all(Array.from({ length: count }, one)).then(() => undefined);
+}
+
+describeRedis('chaos: clients that abort, and a slow Redis behind a timeout', () => {
+  let redis: RedisProcess;
+  let client: Redis;
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+  let prefix = 0;
+
+  beforeAll(async () => {
+    process.on('unhandledRejection', onUnhandled);
+    redis = await startRedis();
+    client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+  });
+  afterAll(async () => {
+    process.off('unhandledRejection', onUnhandled);
+    client.disconnect();
+    await redis.stop();
+  });
+  afterEach(() => expect(unhandled).toEqual([]));
+
+  const base = (algorithm: AlgorithmName): RateLimiterOptions => ({
+    store: new RedisStore({ client }),
+    prefix: `aborts-${process.pid}-${prefix++}`,
+    limit: LIMIT,
+    window: '1m',
+    algorithm,
+    storeTimeout: '2s',
+    ...(algorithm === 'leaky-bucket' ? { delay: false } : {}),
+  });
+
+  describe.each([
+    ['Express', onExpress],
+    ['Fastify', onFastify],
+  ])('%s', (_name, start) => {
+    test.each(ALGORITHMS)('an abort storm on %s admits no more than the limit', async (algorithm) => {
+      const probe: Probe = { ran: 0, inFlight: 0, most: 0 };
+      const app = await start({ ...base(algorithm), skipFailedRequests: true }, probe);
+      try {
+        // 24 clients, three at a time, each gone after 30 ms while its handler works for 200 ms.
+        for (let i = 0; i < 8; i++) await hangUps(app.port, 3, 30);
+        await new Promise((resolve) => setTimeout(resolve, WORK_MS + 100));
+        expect(probe.most).toBeLessThanOrEqual(LIMIT);
+        // A rate policy's window outlasts the test: only a lease can come back, once its handler ended.
+        if (algorithm !== 'concurrency') expect(probe.ran).toBe(LIMIT);
+        else expect(probe.ran).toBeLessThanOrEqual(2 * LIMIT);
+      } finally {
+        await app.close();
+      }
+    });
+
+    test('a Redis slower than the timeout middleware: late decisions give their charge back', async () => {
+      const probe: Probe = { ran: 0, inFlight: 0, most: 0 };
+      const app = await start(base('fixed-window'), probe, 50);
+      try {
+        await client.call('CLIENT', 'PAUSE', '300', 'ALL');
+        const answers = await Promise.all(
+          Array.from({ length: 5 }, () => fetch(`http://127.0.0.1:${app.port}/`).then((r) => r.status)),
+        );
+        expect(answers).toEqual([503, 503, 503, 503, 503]);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        expect(probe.ran).toBe(0);
+        // Every late charge came back: the whole limit is there (the handlers run; the timeout still
+        // answers first, as they take longer than it).
+        const after = await Promise.all(
+          Array.from({ length: LIMIT + 1 }, () =>
+            fetch(`http://127.0.0.1:${app.port}/`).then((r) => r.status),
+          ),
+        );
+        expect(after.sort()).toEqual([429, ...Array(LIMIT).fill(503)]);
+        expect(probe.ran).toBe(LIMIT);
+      } finally {
+        await app.close();
+      }
+    });
+  });
+});
