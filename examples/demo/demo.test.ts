@@ -13,7 +13,7 @@ describe('examples/demo (pnpm demo)', () => {
 
     for (const { algorithm } of SCENARIOS) expect(output).toContain(`\n${algorithm}  `);
     expect(output).toContain('RateLimit-Policy: "5-per-1s";q=5;w=1');
-    expect(output).toContain('RateLimit-Policy: "2-per-10s";q=2;w=10');
+    expect(output).toContain('RateLimit-Policy: "2-concurrent";q=2;qu="concurrent-requests"');
     expect(output).not.toContain('\x1b['); // no colours unless asked for
     expect(summary.map((s) => s.algorithm)).toEqual(SCENARIOS.map((s) => s.algorithm));
 
