@@ -8,6 +8,8 @@ import { LIMITER_CASES, takesLease, UNREACHED } from '../lib/policies.mjs';
 
 const require = createRequire(import.meta.url);
 const WINDOW_MS = 60_000;
+/** The sliding-window case with a subscriber on the sluice:decision channel. */
+const SUBSCRIBED = 'sliding-window, sluice:decision subscribed';
 
 /** Every case: its id (what the measuring process is given) and what the report shows. */
 export function coreCases(smoke) {
@@ -18,6 +20,9 @@ export function coreCases(smoke) {
   const labels = smoke ? ['sliding-window', 'two policies'] : LIMITER_CASES.map((c) => c.label);
   for (const label of labels)
     for (const api of ['consume', 'decide']) for (const s of shapes) add('allowed', 'sluice', label, api, s);
+  // The allowed path with somebody listening on sluice:decision (the diagnostics channel), beside the
+  // sliding-window rows above (nobody listening): what observability costs when on, and off.
+  for (const s of shapes) add('allowed', 'sluice', SUBSCRIBED, 'decide', s);
   for (const s of shapes) {
     add('allowed', 'express-rate-limit', 'fixed-window', 'MemoryStore.increment', s);
     add('allowed', 'rate-limiter-flexible', 'fixed-window', 'RateLimiterMemory.consume', s);
@@ -66,10 +71,12 @@ function freshDecision(remaining, resetMs, refund) {
 export async function operationOf({ path, impl, case: label, api }, subjects) {
   if (impl === 'sluice') {
     const { createLimiter } = await import('@sluice/core');
+    const subscribed = label === SUBSCRIBED;
+    if (subscribed) (await import('node:diagnostics_channel')).subscribe('sluice:decision', () => {});
     const policies =
       path === 'denied'
         ? [{ limit: 100, window: '1h' }]
-        : LIMITER_CASES.find((c) => c.label === label).policies;
+        : LIMITER_CASES.find((c) => c.label === (subscribed ? 'sliding-window' : label)).policies;
     const limiter = createLimiter({ name: label, policies });
     // A concurrency decision holds a lease: one operation is take and give back.
     const lease = takesLease(policies);
