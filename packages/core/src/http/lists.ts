@@ -76,8 +76,13 @@ export function parseList<Req>(value: unknown, option: string): ListConfig<Req> 
         `expected a non-empty string; got ${describeValue(entry)}`,
       );
     }
-    if (meantAsAddress(entry)) addAddress((addresses ??= new BlockList()), entry, `${option}[${i}]`);
-    else (subjects ??= new Set()).add(entry);
+    if (meantAsAddress(entry)) {
+      addresses ??= new BlockList();
+      addAddress(addresses, entry, `${option}[${i}]`);
+    } else {
+      subjects ??= new Set();
+      subjects.add(entry);
+    }
   }
   return { addresses, subjects };
 }

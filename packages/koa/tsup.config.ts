@@ -1,3 +1,0 @@
-import { packageConfig } from '../../scripts/tsup-package.js';
-
-export default packageConfig();
