@@ -3,23 +3,18 @@ import { describeValue, ErrorCodes, SluiceConfigError } from './errors.js';
 /** Milliseconds as a number, or a string such as '250ms', '1s', '10 s', '15 minutes', '1h', '1d'. */
 export type Duration = number | string;
 
+/** Every unit a duration string may name: a short one, or the word, singular or plural. */
 const UNIT_MS: Record<string, number> = {
   ms: 1,
   millisecond: 1,
   milliseconds: 1,
   s: 1_000,
-  sec: 1_000,
-  secs: 1_000,
   second: 1_000,
   seconds: 1_000,
   m: 60_000,
-  min: 60_000,
-  mins: 60_000,
   minute: 60_000,
   minutes: 60_000,
   h: 3_600_000,
-  hr: 3_600_000,
-  hrs: 3_600_000,
   hour: 3_600_000,
   hours: 3_600_000,
   d: 86_400_000,
@@ -27,7 +22,12 @@ const UNIT_MS: Record<string, number> = {
   days: 86_400_000,
 };
 
-const PATTERN = /^(\d+(?:\.\d+)?)\s*([a-z]+)$/i;
+/** A whole number, optional spaces, a unit (any case): '250ms', '10 s', '15 minutes', '1 hour', '1d'. */
+const PATTERN = /^(\d+) *([a-z]+)$/i;
+
+/** What the error says is accepted: every form, so a user need not guess. */
+const FORMS =
+  "a positive whole number of milliseconds, or a string of a whole number, optional spaces and a unit in any case: ms, s, m, h, d, or millisecond(s), second(s), minute(s), hour(s), day(s) (such as '250ms', '10 s', '15 minutes', '1h', '1 day')";
 
 /** Parses a duration option into whole, positive milliseconds, or throws naming `option`. */
 export function parseDuration(value: unknown, option: string): number {
@@ -43,7 +43,7 @@ export function parseDuration(value: unknown, option: string): number {
     throw new SluiceConfigError(
       ErrorCodes.INVALID_DURATION,
       option,
-      `expected a positive whole number of milliseconds or a string such as '250ms', '1s', '15m', '1h', '1d'; got ${describeValue(value)}`,
+      `expected ${FORMS}; got ${describeValue(value)}`,
     );
   }
   return ms;

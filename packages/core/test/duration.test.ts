@@ -14,7 +14,6 @@ describe('durations', () => {
     ['2 hours', 7_200_000],
     ['1d', 86_400_000],
     ['7 days', 604_800_000],
-    ['1.5s', 1500],
     ['  1s  ', 1000],
     ['1S', 1000],
     [1, 1],
@@ -35,6 +34,13 @@ describe('durations', () => {
     '1h30m',
     '1e3ms',
     '1,5s',
+    // Only the documented forms: no fractions, no other units or abbreviations.
+    '1.5s',
+    '1w',
+    '2 weeks',
+    '5 mins',
+    '1 hr',
+    '10 sec',
     's',
     '0.5ms',
     '1.5.0s',
@@ -52,10 +58,13 @@ describe('durations', () => {
     true,
     [1000],
     { ms: 1000 },
-  ])('%p is rejected with ERR_SLUICE_INVALID_DURATION naming the option', (value) => {
+  ])('%p is rejected with ERR_SLUICE_INVALID_DURATION naming the option and every accepted form', (value) => {
     expect(() => parseDuration(value, 'policies[0].window')).toThrow(SluiceConfigError);
     expect(() => parseDuration(value, 'policies[0].window')).toThrow(
       expect.objectContaining({ code: ErrorCodes.INVALID_DURATION, option: 'policies[0].window' }),
+    );
+    expect(() => parseDuration(value, 'w')).toThrow(
+      /ms, s, m, h, d, or millisecond\(s\), second\(s\), minute\(s\), hour\(s\), day\(s\)/,
     );
   });
 
