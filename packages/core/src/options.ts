@@ -96,14 +96,80 @@ export function fail(code: ErrorCode, option: string, message: string): never {
   throw new SluiceConfigError(code, option, message);
 }
 
-/** Throws for keys of `options` that are not in `known`. */
-export function rejectUnknown(options: object, known: ReadonlySet<string>, where: string): void {
+/**
+ * The options of express-rate-limit, rate-limit-redis, @fastify/rate-limit and rate-limiter-flexible
+ * that Sluice names otherwise: an unknown option says what to write instead.
+ */
+const RENAMED: Readonly<Record<string, string>> = {
+  windowMs: 'window',
+  timeWindow: 'window',
+  duration: 'window',
+  max: 'limit',
+  points: 'limit',
+  keyGenerator: 'subject',
+  message: 'handler',
+  errorResponseBuilder: 'handler',
+  standardHeaders: 'headers',
+  addHeaders: 'headers',
+  skipOnError: 'onStoreError',
+  passOnStoreError: 'onStoreError',
+  keyPrefix: 'prefix',
+  storeClient: 'store',
+  allowlist: 'allowList',
+};
+
+/** Edit distance, for a typo's nearest valid option. */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j]!;
+      const same = a[i - 1]!.toLowerCase() === b[j - 1]!.toLowerCase();
+      row[j] = Math.min(above + 1, row[j - 1]! + 1, diagonal + (same ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** What to write instead of `key` among `valid`, if anything is close enough to say so. */
+function replacementOf(key: string, valid: readonly string[]): string | undefined {
+  const renamed = RENAMED[key];
+  if (renamed !== undefined && valid.includes(renamed)) return renamed;
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(key.length / 3)) + 1;
+  for (const name of valid) {
+    const d = distance(key, name);
+    if (d < bestDistance) {
+      best = name;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/**
+ * Throws for keys of `options` that are not in `known`: the message names what to write instead (the
+ * other libraries' names, or the nearest option for a typo) and lists the options valid here, with
+ * `extra`, the options of the adapter at that place (Fastify's `global`, `hook`).
+ */
+export function rejectUnknown(
+  options: object,
+  known: ReadonlySet<string>,
+  where: string,
+  extra: readonly string[] = [],
+): void {
   for (const key of Object.keys(options)) {
     if (!known.has(key)) {
+      const valid = [...known, ...extra];
+      const instead = replacementOf(key, valid);
+      const hint = instead === undefined ? '' : `write \`${instead}\` instead; `;
       fail(
         ErrorCodes.UNKNOWN_OPTION,
         where ? `${where}.${key}` : key,
-        `unknown option; expected one of ${[...known].join(', ')}`,
+        `unknown option; ${hint}the options here are ${valid.join(', ')}`,
       );
     }
   }

@@ -31,6 +31,10 @@ type Hook = (request: FastifyRequest, reply: FastifyReply, done: Done) => void;
 type Http = HttpHandler<FastifyRequest, FastifyReply>;
 type Outcome = HttpOutcome<FastifyRequest, FastifyReply>;
 
+/** The plugin's own options, and a route config's: listed when an option is unknown. */
+const PLUGIN_KEYS = ['global', 'hook'];
+const ROUTE_KEYS = ['hook'];
+
 /** One limit as it runs on a route: the hook it runs in and the hook function. */
 interface RouteLimit {
   readonly hook: SluiceHook;
@@ -123,19 +127,23 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
   const { global, defaults } = splitPluginOptions(options);
   // One store for every limiter of this registration that names none: routes sharing a name share counters.
   let shared: MemoryStore | undefined;
-  const build = (options: RouteRateLimitOptions, name: string): RouteLimit & { http: Http } => {
+  const build = (
+    options: RouteRateLimitOptions,
+    name: string,
+    adapterKeys: readonly string[] = ROUTE_KEYS,
+  ): RouteLimit & { http: Http } => {
     const { hook, ...http } = options;
     if (http.limiter === undefined) {
       http.name ??= name;
       http.store ??= shared ??= new MemoryStore();
     }
     // `'ip'` is `request.ip`, so Fastify's `trustProxy` decides whether X-Forwarded-For counts.
-    const handler = createHttpHandler(http, frameworkReader);
+    const handler = createHttpHandler(http, frameworkReader, adapterKeys);
     return { hook: parseHook(hook, 'hook'), run: hookOf(handler), http: handler };
   };
 
   let globalLimit: (RouteLimit & { http: Http }) | undefined;
-  if (global) globalLimit = build(defaults, 'global');
+  if (global) globalLimit = build(defaults, 'global', PLUGIN_KEYS);
   else {
     // Only defaults for the routes that opt in: checked now, with a stand-in policy if they set none.
     const { hook: _, ...http } = defaults;
@@ -143,6 +151,7 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
     createHttpHandler(
       standIn ? { ...http, limit: http.limit ?? 1, window: http.window ?? 1, name: 'global' } : http,
       frameworkReader,
+      PLUGIN_KEYS,
     );
   }
   const globalRoutes = new Set<string>();

@@ -108,8 +108,10 @@ export interface HttpHandler<Req, Res = unknown> {
 export function createHttpHandler<Req, Res = unknown>(
   options: HttpOptions<Req, Res>,
   reader: RequestReader<Req>,
+  /** The adapter's own options at this place (removed from `options`), listed when an option is unknown. */
+  adapterKeys: readonly string[] = [],
 ): HttpHandler<Req, Res> {
-  return new Handler<Req, Res>(parseHttpOptions(options), reader);
+  return new Handler<Req, Res>(parseHttpOptions(options, adapterKeys), reader);
 }
 
 type Outcome<Req, Res> = HttpOutcome<Req, Res>;

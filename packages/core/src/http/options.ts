@@ -230,9 +230,12 @@ function buildLimiter(options: Record<string, unknown>): { limiter: Limiter; sto
 }
 
 /** Options -> frozen config. Every SluiceConfigError of the HTTP options is thrown here. */
-export function parseHttpOptions<Req, Res>(options: HttpOptions<Req, Res>): HttpConfig<Req, Res> {
+export function parseHttpOptions<Req, Res>(
+  options: HttpOptions<Req, Res>,
+  adapterKeys: readonly string[] = [],
+): HttpConfig<Req, Res> {
   expectObject(options, 'options');
-  rejectUnknown(options, ALL_KEYS, '');
+  rejectUnknown(options, ALL_KEYS, '', adapterKeys);
   const apiKey = parseApiKey(options.apiKey);
   const subject: SubjectConfig<Req> = Object.freeze({
     sources: parseSources<Req>(options.subject),
