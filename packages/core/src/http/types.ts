@@ -19,7 +19,7 @@ export interface HttpOptions<Req = unknown, Res = unknown> extends LimiterOption
    * none yields one, the client IP is the subject. Subjects carry their kind (`ip:`, `key:`,
    * `token:`, `id:`), and unverified keys and tokens are hashed.
    */
-  subject?: SubjectSource<Req> | SubjectSource<Req>[];
+  subject?: SubjectSource<Req> | readonly SubjectSource<Req>[];
   /** Where the API key is read; default `{ header: 'x-api-key' }`. Given, it replaces the default. */
   apiKey?: { header?: string; query?: string };
   /** A key or token -> canonical subject (`id:<it>`); null counts as no credential. */
