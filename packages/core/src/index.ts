@@ -17,6 +17,8 @@ export { createHttpHandler, PROBLEM_CONTENT_TYPE } from './http/handle.js';
 export type { HeaderMode } from './http/headers.js';
 export type { ProblemBody } from './http/responses.js';
 export type { HttpOptions, RequestReader, SubjectSource } from './http/types.js';
+export type { WarningCode } from './http/validate.js';
+export { WarningCodes } from './http/validate.js';
 export type { CallOptions, Limiter } from './limiter.js';
 export { createLimiter } from './limiter.js';
 export type { LimiterOptions, OnStoreError, Policy } from './options.js';

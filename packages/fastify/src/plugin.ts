@@ -73,6 +73,24 @@ function hookOf(http: Http): Hook {
   };
 }
 
+/** Fastify's own options (a symbol-keyed field: `initialConfig` leaves `trustProxy` out). */
+function trustProxyOf(fastify: FastifyInstance): unknown {
+  const key = Object.getOwnPropertySymbols(fastify).find((k) => k.description === 'fastify.options');
+  return key === undefined
+    ? undefined
+    : (fastify as unknown as Record<symbol, { trustProxy?: unknown }>)[key]?.trustProxy;
+}
+
+/** Warns at registration of a trustProxy that trusts every client, or one Fastify does not apply. */
+function checkTrustProxy(fastify: FastifyInstance, http: Http): void {
+  const trustProxy = trustProxyOf(fastify);
+  if (trustProxy === true) http.warn('ERR_SLUICE_TRUST_PROXY_ALL');
+  // Fastify 5 applies no hop count to X-Forwarded-For: request.ip stays the proxy's.
+  else if (typeof trustProxy === 'number' && Number.parseInt(fastify.version, 10) >= 5) {
+    http.warn('ERR_SLUICE_TRUST_PROXY_IGNORED', `trustProxy: ${trustProxy} (a hop count)`);
+  }
+}
+
 /** `app.rateLimit()`'s hook: `run`, with the limiter and the request's subject at hand. */
 function exposed(http: Http, run: Hook): RateLimitHook {
   return Object.assign(run, {
@@ -143,17 +161,21 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
   };
 
   let globalLimit: (RouteLimit & { http: Http }) | undefined;
-  if (global) globalLimit = build(defaults, 'global', PLUGIN_KEYS);
-  else {
+  let checked: Http;
+  if (global) {
+    globalLimit = build(defaults, 'global', PLUGIN_KEYS);
+    checked = globalLimit.http;
+  } else {
     // Only defaults for the routes that opt in: checked now, with a stand-in policy if they set none.
     const { hook: _, ...http } = defaults;
     const standIn = http.limiter === undefined && http.policies === undefined;
-    createHttpHandler(
+    checked = createHttpHandler(
       standIn ? { ...http, limit: http.limit ?? 1, window: http.window ?? 1, name: 'global' } : http,
       frameworkReader,
       PLUGIN_KEYS,
     );
   }
+  checkTrustProxy(fastify, checked);
   const globalRoutes = new Set<string>();
   registrations.set(fastify, {
     global: () => (globalLimit ??= build(defaults, 'global')),

@@ -12,6 +12,9 @@ export interface FrameworkRequest {
   readonly ip?: string;
   readonly headers: IncomingHttpHeaders;
   readonly query?: unknown;
+  readonly socket?: { readonly remoteAddress?: string };
+  /** Express's app, whose settings say which proxies it trusts. */
+  readonly app?: { get(setting: string): unknown };
 }
 
 function first(value: unknown): string | undefined {
@@ -28,6 +31,8 @@ export const frameworkReader: RequestReader<FrameworkRequest> = {
   ip: (req) => req.ip,
   header: (req, name) => first(req.headers[name]),
   query: (req, name) => first((req.query as Record<string, unknown> | undefined)?.[name]),
+  peer: (req) => req.socket?.remoteAddress,
+  trustsAnyProxy: (req) => typeof req.app?.get === 'function' && req.app.get('trust proxy') === true,
 };
 
 /**

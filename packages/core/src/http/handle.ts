@@ -71,6 +71,7 @@ import { bannedBody, deniedBody, limitedBody, ProblemBodies, storeErrorBody } fr
 import { countHandler, stack, stacking } from './stacking.js';
 import { type Identity, isThenable, SubjectResolver } from './subject.js';
 import type { HttpOptions, RequestReader } from './types.js';
+import { limiterMade, servingStarted, type WarningCode, WarningCodes, Warnings } from './validate.js';
 
 /** The Content-Type of every body Sluice sends (RFC 9457). */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -102,7 +103,12 @@ export interface HttpHandler<Req, Res = unknown> {
   handle(req: Req): HttpOutcome<Req, Res> | Promise<HttpOutcome<Req, Res>>;
   /** The subject `handle` would use for this request (kind-prefixed, credentials hashed). */
   subjectOf(req: Req): string | Promise<string>;
+  /** Emits a validation warning of this limiter (once, unless `validate` turned it off): for adapters' own checks. */
+  warn(code: WarningCode, detail?: string): void;
 }
+
+/** Requests each handler looks at for the validation warnings that only a request shows. */
+const WATCHED_REQUESTS = 1000;
 
 /** Parses `options` once (throwing SluiceConfigError for anything wrong) and returns the handler. */
 export function createHttpHandler<Req, Res = unknown>(
@@ -189,6 +195,12 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   private readonly limitedBodies: ProblemBodies;
   private readonly bannedBodies = new ProblemBodies((_, retryAfterMs) => bannedBody(retryAfterMs));
   private readonly storeErrorBodies = new ProblemBodies((policy) => storeErrorBody(policy));
+  private readonly warnings: Warnings;
+  /** While true, requests are looked at for the validation warnings (the first WATCHED_REQUESTS). */
+  private watching: boolean;
+  private watched = 0;
+  private forwardedSeen = false;
+  private readonly recent = new WeakSet<object>();
 
   constructor(
     private readonly config: HttpConfig<Req, Res>,
@@ -203,10 +215,39 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
       limitedBody(config.statusCode, policy, retryAfterMs),
     );
     countHandler();
+    this.warnings = new Warnings(config.validate, config.limiter.name);
+    this.watching = this.warnings.on;
+    const { sources, verify } = config.subject;
+    if (verify === undefined && sources.some((s) => s === 'api-key' || s === 'token')) {
+      this.warnings.warn(WarningCodes.UNVERIFIED_CREDENTIAL);
+    }
+    limiterMade(config.limiter.name, this.warnings);
+  }
+
+  warn(code: WarningCode, detail?: string): void {
+    this.warnings.warn(code, detail);
+  }
+
+  /** The validation warnings only a request can show: a proxy ignored or trusted blindly, a double count. */
+  private watch(req: Req): void {
+    servingStarted();
+    if (++this.watched >= WATCHED_REQUESTS) this.watching = false;
+    if (typeof req === 'object' && req !== null) {
+      if (this.recent.has(req)) this.warnings.warn(WarningCodes.DOUBLE_COUNT);
+      else this.recent.add(req);
+    }
+    if (this.forwardedSeen) return;
+    const { reader } = this;
+    if ((reader.header(req, 'x-forwarded-for') ?? reader.header(req, 'forwarded')) === undefined) return;
+    this.forwardedSeen = true;
+    const ip = reader.ip(req);
+    if (ip !== undefined && ip === reader.peer?.(req)) this.warnings.warn(WarningCodes.FORWARDED_IGNORED);
+    if (reader.trustsAnyProxy?.(req) === true) this.warnings.warn(WarningCodes.TRUST_PROXY_ALL);
   }
 
   handle(req: Req): Maybe<Outcome<Req, Res>> {
     try {
+      if (this.watching) this.watch(req);
       const { skip } = this.config;
       if (skip === undefined) return this.identify(req);
       const skipped = skip(req);

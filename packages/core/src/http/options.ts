@@ -18,6 +18,7 @@ import type { HeaderMode } from './headers.js';
 import { type ListConfig, parseList } from './lists.js';
 import type { SubjectConfig } from './subject.js';
 import type { HttpOptions, SubjectSource } from './types.js';
+import { parseValidate } from './validate.js';
 
 export interface BanConfig {
   readonly after: number;
@@ -44,6 +45,8 @@ export interface HttpConfig<Req, Res> {
   readonly onDecision: ((req: Req, decision: Decision) => unknown) | undefined;
   readonly skipFailedRequests: boolean;
   readonly skipSuccessfulRequests: boolean;
+  /** Checks turned off by code, or false for none at all. */
+  readonly validate: ReadonlySet<string> | false;
 }
 
 /** The options of the HTTP layer itself; every other key must be a limiter option. */
@@ -67,6 +70,7 @@ const HTTP_KEYS: ReadonlySet<string> = new Set([
   'skipFailedRequests',
   'skipSuccessfulRequests',
   'credentialSecret',
+  'validate',
 ]);
 const ALL_KEYS: ReadonlySet<string> = new Set([...LIMITER_KEYS, ...HTTP_KEYS]);
 const SOURCES = ['ip', 'api-key', 'token'] as const;
@@ -259,6 +263,7 @@ export function parseHttpOptions<Req, Res>(
     onDecision: optionalFunction<HttpConfig<Req, Res>['onDecision']>(options.onDecision, 'onDecision'),
     skipFailedRequests: flag(options.skipFailedRequests, 'skipFailedRequests'),
     skipSuccessfulRequests: flag(options.skipSuccessfulRequests, 'skipSuccessfulRequests'),
+    validate: parseValidate(options.validate),
   };
   const ban = parseBan(options.ban);
   // The limiter last: nothing is registered on a store for options that fail.

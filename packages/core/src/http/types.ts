@@ -2,6 +2,7 @@ import type { Decision } from '../decision.js';
 import type { Duration } from '../duration.js';
 import type { Limiter } from '../limiter.js';
 import type { LimiterOptions } from '../options.js';
+import type { WarningCode } from './validate.js';
 
 /** Who is limited: a built-in source or a function of the request. */
 export type SubjectSource<Req> =
@@ -65,10 +66,19 @@ export interface HttpOptions<Req = unknown, Res = unknown> extends LimiterOption
    * every credential's counts afresh.
    */
   credentialSecret?: string | Buffer;
+  /**
+   * One-time warnings for deployments that would limit the wrong thing (default true): false turns
+   * them all off, `{ ERR_SLUICE_…: false }` one.
+   */
+  validate?: boolean | Partial<Record<WarningCode, boolean>>;
 }
 
 /** How core reads a framework's request; an adapter passes one set of these for all requests. */
 export interface RequestReader<Req> {
+  /** The address the connection comes from (before any proxy header), for the validation warnings. */
+  peer?(req: Req): string | undefined;
+  /** Whether the framework trusts every proxy (Express `trust proxy` = true), for the validation warnings. */
+  trustsAnyProxy?(req: Req): boolean;
   /** The client IP as the framework resolved it (Express `req.ip`, Fastify `request.ip`). */
   ip(req: Req): string | undefined;
   /** A header's value, name in lower case; the first value when repeated. */

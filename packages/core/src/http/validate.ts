@@ -1,0 +1,108 @@
+import { describeValue, ErrorCodes } from '../errors.js';
+import { fail } from '../options.js';
+
+/**
+ * One-time warnings (the `validate` option) for deployments that would limit the wrong thing: each
+ * says what is wrong, what it does to the limit, and the fix, once per limiter, through
+ * `process.emitWarning` (type `SluiceWarning`). Never thrown: the app runs as configured.
+ */
+export const WarningCodes = {
+  FORWARDED_IGNORED: 'ERR_SLUICE_FORWARDED_IGNORED',
+  TRUST_PROXY_ALL: 'ERR_SLUICE_TRUST_PROXY_ALL',
+  TRUST_PROXY_IGNORED: 'ERR_SLUICE_TRUST_PROXY_IGNORED',
+  UNVERIFIED_CREDENTIAL: 'ERR_SLUICE_UNVERIFIED_CREDENTIAL',
+  DOUBLE_COUNT: 'ERR_SLUICE_DOUBLE_COUNT',
+  CREATED_PER_REQUEST: 'ERR_SLUICE_CREATED_PER_REQUEST',
+  UNLIMITED_ROUTES: 'ERR_SLUICE_UNLIMITED_ROUTES',
+} as const;
+
+export type WarningCode = (typeof WarningCodes)[keyof typeof WarningCodes];
+
+const CODES: ReadonlySet<string> = new Set(Object.values(WarningCodes));
+
+const MESSAGES: Record<WarningCode, (limiter: string, detail: string) => string> = {
+  ERR_SLUICE_FORWARDED_IGNORED: (l) =>
+    `Limiter "${l}" saw a request that came through a proxy (X-Forwarded-For or Forwarded) but is given the proxy's address: the framework trusts no proxy, so every client behind it shares one limit. Fix: trust your proxies (Express: app.set('trust proxy', 1) or their addresses; Fastify: trustProxy: ['<proxy address or range>']).`,
+  ERR_SLUICE_TRUST_PROXY_ALL: (l) =>
+    `Limiter "${l}" runs behind trust proxy = true: any client can pick its own address with X-Forwarded-For, and so a fresh limit per request. Fix: trust only your proxies (a hop count on Express, or their addresses).`,
+  ERR_SLUICE_TRUST_PROXY_IGNORED: (l, detail) =>
+    `Limiter "${l}": ${detail} is not applied to X-Forwarded-For by this Fastify, so every client behind the proxy shares one limit. Fix: trustProxy: ['<proxy address or range>'].`,
+  ERR_SLUICE_UNVERIFIED_CREDENTIAL: (l) =>
+    `Limiter "${l}" limits by API key or token without verify: a client can mint a fresh quota per request by inventing keys. Fix: pass verify (credential => subject or null), or back the limit with an IP limit.`,
+  ERR_SLUICE_DOUBLE_COUNT: (l) =>
+    `Limiter "${l}" ran twice on one request, so each request is charged twice. Fix: apply it once (app-wide or on the route, not both).`,
+  ERR_SLUICE_CREATED_PER_REQUEST: () =>
+    `Rate limiters are being created while requests are served (such as inside a handler): each starts empty and never limits anything. Fix: create them once, at start-up.`,
+  ERR_SLUICE_UNLIMITED_ROUTES: (l, detail) =>
+    `Limiter "${l}" never saw ${detail}, declared before the plugin or outside its scope: they are not limited. Fix: register the plugin first, in the scope of the routes.`,
+};
+
+/** `validate`: true (every check), false (none), or checks turned off by code. */
+export function parseValidate(value: unknown): ReadonlySet<string> | false {
+  if (value === undefined || value === true) return new Set();
+  if (value === false) return false;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    fail(
+      ErrorCodes.INVALID_OPTION,
+      'validate',
+      `expected a boolean or { [code]: boolean }; got ${describeValue(value)}`,
+    );
+  }
+  const off = new Set<string>();
+  for (const [code, on] of Object.entries(value)) {
+    if (!CODES.has(code)) {
+      fail(
+        ErrorCodes.UNKNOWN_OPTION,
+        `validate.${code}`,
+        `unknown check; the checks are ${[...CODES].join(', ')}`,
+      );
+    }
+    if (typeof on !== 'boolean') {
+      fail(ErrorCodes.INVALID_OPTION, `validate.${code}`, `expected a boolean; got ${describeValue(on)}`);
+    }
+    if (!on) off.add(code);
+  }
+  return off;
+}
+
+/** The warnings of one limiter: each at most once, unless turned off. */
+export class Warnings {
+  private readonly warned = new Set<WarningCode>();
+
+  constructor(
+    private readonly off: ReadonlySet<string> | false,
+    private readonly limiter: string,
+  ) {}
+
+  /** Whether any check is on (the per-request ones are skipped when none is). */
+  get on(): boolean {
+    return this.off !== false;
+  }
+
+  warn(code: WarningCode, detail = ''): void {
+    if (this.off === false || this.off.has(code) || this.warned.has(code)) return;
+    this.warned.add(code);
+    process.emitWarning(MESSAGES[code](this.limiter, detail), { code, type: 'SluiceWarning' });
+  }
+}
+
+/** Whether requests are being served in this process: limiters made after that are suspect. */
+let serving = false;
+/** Limiters made while serving, by name: one made per request repeats its name. */
+const madeWhileServing = new Map<string, number>();
+/** Limiters of one name made once serving has begun before the warning: a lazy one or two are no pattern. */
+const MADE_WHILE_SERVING = 3;
+/** Names remembered; past that the check has seen enough. */
+const NAMES_KEPT = 1000;
+
+export function servingStarted(): void {
+  serving = true;
+}
+
+/** Counts a limiter made; warns (through `warnings`) once several of its name were made while serving. */
+export function limiterMade(name: string, warnings: Warnings): void {
+  if (!serving || madeWhileServing.size >= NAMES_KEPT) return;
+  const made = (madeWhileServing.get(name) ?? 0) + 1;
+  madeWhileServing.set(name, made);
+  if (made === MADE_WHILE_SERVING) warnings.warn(WarningCodes.CREATED_PER_REQUEST);
+}

@@ -1,0 +1,27 @@
+import type { rateLimiter as RateLimiter } from '@sluice/express';
+import request from 'supertest';
+import { expressVersions } from '../../packages/express/test/support.js';
+
+// ERR_SLUICE_CREATED_PER_REQUEST: limiters made while requests are served (inside a handler) never
+// limit anything. The check counts the limiters made in the process: the adapter is loaded afresh here.
+it('warns once when limiters are made inside a handler, and not for those made at start-up', async () => {
+  let rateLimiter!: typeof RateLimiter;
+  jest.isolateModules(() => {
+    ({ rateLimiter } = require('@sluice/express'));
+  });
+  const codes: string[] = [];
+  const spy = jest.spyOn(process, 'emitWarning').mockImplementation(((_: string, o?: { code?: string }) => {
+    if (o?.code) codes.push(o.code);
+  }) as never);
+  const app = expressVersions[0]![1]();
+  app.use(rateLimiter({ limit: 100, window: '1m' }));
+  app.use(rateLimiter({ name: 'b', limit: 100, window: '1m' }));
+  app.get('/', (req, res) =>
+    rateLimiter({ name: 'per-request', limit: 1, window: '1m' })(req, res, () => res.send('ok')),
+  );
+  await request(app).get('/');
+  expect(codes).toEqual([]);
+  for (let i = 0; i < 3; i++) await request(app).get('/');
+  expect(codes).toEqual(['ERR_SLUICE_CREATED_PER_REQUEST']);
+  spy.mockRestore();
+});

@@ -1,0 +1,149 @@
+import { type RateLimiterOptions, rateLimiter } from '@sluice/express';
+import sluice from '@sluice/fastify';
+import request from 'supertest';
+import { expressVersions } from '../../packages/express/test/support.js';
+import { frameworks } from '../../packages/fastify/test/frameworks.js';
+
+/**
+ * The validation warnings (API.md r2, `validate`): each fires on the mistake it names, once, and stays
+ * silent on a correct setup of each kind (behind one proxy, behind a list of proxies, direct).
+ */
+
+let codes: string[] = [];
+let spy: jest.SpyInstance;
+beforeEach(() => {
+  codes = [];
+  spy = jest.spyOn(process, 'emitWarning').mockImplementation(((_: string, o?: { code?: string }) => {
+    // Made afresh per test, limiters of one name would be taken for limiters made per request
+    // (created-per-request.test.ts checks that one).
+    if (o?.code?.startsWith('ERR_SLUICE_') && o.code !== 'ERR_SLUICE_CREATED_PER_REQUEST') codes.push(o.code);
+  }) as never);
+});
+afterEach(() => spy.mockRestore());
+
+const limit: RateLimiterOptions = { limit: 100, window: '1m' };
+const fromProxy = { 'x-forwarded-for': '203.0.113.9' };
+
+async function express(trust: unknown, options: RateLimiterOptions, headers: Record<string, string> = {}) {
+  const app = expressVersions[0]![1]();
+  if (trust !== undefined) app.set('trust proxy', trust);
+  app.use(rateLimiter(options));
+  app.get('/', (_req, res) => {
+    res.send('ok');
+  });
+  for (let i = 0; i < 3; i++) await request(app).get('/').set(headers);
+}
+
+async function fastify(
+  trustProxy: unknown,
+  options: RateLimiterOptions,
+  headers: Record<string, string> = {},
+  make = frameworks[0]![1],
+) {
+  const app = make(trustProxy === undefined ? {} : ({ trustProxy } as never));
+  await app.register(sluice, options as never);
+  app.get('/', async () => 'ok');
+  for (let i = 0; i < 3; i++) await app.inject({ url: '/', headers, remoteAddress: '127.0.0.1' });
+  await app.close();
+}
+
+describe('Express', () => {
+  it('ERR_SLUICE_FORWARDED_IGNORED: a proxied request while no proxy is trusted, once', async () => {
+    await express(undefined, limit, fromProxy);
+    expect(codes).toEqual(['ERR_SLUICE_FORWARDED_IGNORED']);
+  });
+
+  it.each([
+    ['behind one proxy', 1],
+    ['behind a list of proxies', ['loopback', '10.0.0.0/8']],
+    ['direct', undefined],
+  ])('silent %s', async (kind, trust) => {
+    await express(trust, limit, kind === 'direct' ? {} : fromProxy);
+    expect(codes).toEqual([]);
+  });
+
+  it('ERR_SLUICE_TRUST_PROXY_ALL: trust proxy true', async () => {
+    await express(true, limit, fromProxy);
+    expect(codes).toEqual(['ERR_SLUICE_TRUST_PROXY_ALL']);
+  });
+
+  it('ERR_SLUICE_UNVERIFIED_CREDENTIAL at construction; silent with verify', () => {
+    rateLimiter({ ...limit, subject: ['api-key', 'ip'] });
+    expect(codes).toEqual(['ERR_SLUICE_UNVERIFIED_CREDENTIAL']);
+    codes = [];
+    rateLimiter({ ...limit, subject: 'token', verify: (t) => t });
+    expect(codes).toEqual([]);
+  });
+
+  it('ERR_SLUICE_DOUBLE_COUNT: one limiter applied twice; silent for two limiters', async () => {
+    const app = expressVersions[0]![1]();
+    const once = rateLimiter(limit);
+    app.use(once);
+    app.get('/', once, (_req, res) => {
+      res.send('ok');
+    });
+    app.get('/two', rateLimiter({ ...limit, name: 'route' }), (_req, res) => {
+      res.send('ok');
+    });
+    await request(app).get('/two');
+    expect(codes).toEqual([]);
+    await request(app).get('/');
+    expect(codes).toEqual(['ERR_SLUICE_DOUBLE_COUNT']);
+  });
+
+  it('validate: false turns every check off, { code: false } one', async () => {
+    await express(undefined, { ...limit, validate: false }, fromProxy);
+    rateLimiter({ ...limit, subject: 'api-key', validate: { ERR_SLUICE_UNVERIFIED_CREDENTIAL: false } });
+    expect(codes).toEqual([]);
+    expect(() => rateLimiter({ ...limit, validate: { ERR_SLUICE_NOPE: false } as never })).toThrow(
+      /unknown check/,
+    );
+  });
+});
+
+describe('Fastify', () => {
+  it('ERR_SLUICE_FORWARDED_IGNORED: a proxied request while no proxy is trusted', async () => {
+    await fastify(undefined, limit, fromProxy);
+    expect(codes).toEqual(['ERR_SLUICE_FORWARDED_IGNORED']);
+  });
+
+  it.each([
+    ['behind one proxy', '127.0.0.1'],
+    ['behind a list of proxies', ['127.0.0.1', '10.0.0.0/8']],
+    ['direct', undefined],
+  ])('silent %s', async (kind, trust) => {
+    await fastify(trust, limit, kind === 'direct' ? {} : fromProxy);
+    expect(codes).toEqual([]);
+  });
+
+  it('ERR_SLUICE_TRUST_PROXY_ALL at registration', async () => {
+    await fastify(true, limit);
+    expect(codes).toEqual(['ERR_SLUICE_TRUST_PROXY_ALL']);
+  });
+
+  it('ERR_SLUICE_TRUST_PROXY_IGNORED: a hop count on Fastify 5, which does not apply it; silent on Fastify 4', async () => {
+    await fastify(1, limit, fromProxy);
+    expect(codes).toContain('ERR_SLUICE_TRUST_PROXY_IGNORED');
+    codes = [];
+    await fastify(1, limit, fromProxy, frameworks[1]![1]);
+    expect(codes).toEqual([]);
+  });
+
+  it('ERR_SLUICE_UNVERIFIED_CREDENTIAL at registration', async () => {
+    await fastify(undefined, { ...limit, subject: 'api-key' });
+    expect(codes).toEqual(['ERR_SLUICE_UNVERIFIED_CREDENTIAL']);
+  });
+
+  it('ERR_SLUICE_DOUBLE_COUNT: one hook placed twice on a route; silent for the global limit with app.rateLimit()', async () => {
+    const app = frameworks[0]![1]();
+    await app.register(sluice, { limit: 100, window: '1m' });
+    app.get('/', { preHandler: app.rateLimit() }, async () => 'ok');
+    const hook = app.rateLimit({ limit: 5, window: '1m' });
+    app.get('/twice', { onRequest: hook, preHandler: hook }, async () => 'ok');
+    await app.inject({ url: '/' });
+    expect(codes).toEqual([]);
+    await app.inject({ url: '/twice' });
+    expect(codes).toEqual(['ERR_SLUICE_DOUBLE_COUNT']);
+    await app.close();
+  });
+});
