@@ -178,8 +178,6 @@ class SluiceLimiter implements Limiter {
     const refund = charged ? this.giveBackOnce(store, this.target, encoded, cost, now, leaseId) : undefined;
     const decision = buildOneDecision(this.policies[0]!, step, refund);
     if (charged && this.leases !== undefined) this.release(decision, encoded, cost, now, leaseId, store);
-    if (decisionChannel.hasSubscribers && mode === 'consume' && this.published)
-      publishDecision(this.name, decision);
     return decision;
   }
 
@@ -189,8 +187,13 @@ class SluiceLimiter implements Limiter {
     mode: StoreCall['mode'],
   ): Promise<Decision> {
     try {
+      const decided = this.decide(checkSubject(subject), costOf(options), mode);
+      if (decisionChannel.hasSubscribers && mode === 'consume') {
+        if (decided instanceof Promise) return decided.then((d) => this.announceLocal(d));
+        this.announceLocal(decided);
+      }
       // A promise from the store is returned as it is (Promise.resolve of a native promise is itself).
-      return Promise.resolve(this.decide(checkSubject(subject), costOf(options), mode));
+      return Promise.resolve(decided);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -209,15 +212,17 @@ class SluiceLimiter implements Limiter {
     const call: StoreCall = { limiter: this.target, subject, cost, leaseId, mode };
     if (this.guard !== undefined) return this.guard.decide(call);
     const outcome = this.store.consume(call);
-    if (outcome instanceof Promise) return outcome.then((o) => this.announce(this.finish(o, call), call));
-    return this.announce(this.finish(outcome, call), call);
+    if (outcome instanceof Promise) return outcome.then((o) => this.finish(o, call));
+    return this.finish(outcome, call);
   }
 
-  /** Publishes a decision the store took in process (the guard publishes those of remote stores). */
-  private announce(decision: Decision, call: StoreCall): Decision {
-    if (decisionChannel.hasSubscribers && call.mode === 'consume' && this.published) {
-      publishDecision(this.name, decision);
-    }
+  /**
+   * Publishes a consume decision taken in process. Not from `decide` itself, whose memory path must
+   * stay small enough for V8 to inline (a branch there cost 15% of a decision): `consume` and the HTTP
+   * layer call this when somebody listens. A remote store's guard publishes its own, with the latency.
+   */
+  announceLocal(decision: Decision): Decision {
+    if (this.guard === undefined && this.published) publishDecision(this.name, decision);
     return decision;
   }
 
@@ -281,6 +286,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
 /** A limiter Sluice keeps for itself (a ban's strikes and marker): its calls publish no decision. */
 export function createInternalLimiter(options: LimiterOptions): Limiter {
   return new SluiceLimiter(options, false);
+}
+
+/** Publishes a decision that `limiter.decide` took in process; callers check `decisionChannel.hasSubscribers` first. */
+export function announceDecision(limiter: Limiter, decision: Decision): void {
+  if (limiter instanceof SluiceLimiter) limiter.announceLocal(decision);
 }
 
 /** Makes `limiter`'s reset reset `companions` too (the limiters that keep its ban). */

@@ -61,7 +61,8 @@
  */
 import { BAN_POLICY } from '../ban-names.js';
 import type { Decision } from '../decision.js';
-import type { Limiter } from '../limiter.js';
+import { decisionChannel, publishDecision } from '../diagnostics.js';
+import { announceDecision, type Limiter } from '../limiter.js';
 import { Ban } from './ban.js';
 import { type HeaderWriter, headerWriter, retryAfterSeconds } from './headers.js';
 import { clientAddress } from './ip.js';
@@ -303,7 +304,9 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   private afterDeny(req: Req, id: Identity, denied: boolean): Maybe<Outcome<Req, Res>> {
     if (!denied) return this.charge(req, id.subject);
     if (this.config.shadow) return UNLIMITED as Outcome<Req, Res>;
-    return blocked(403, {}, DENIED_BODY, denyListed(), this.config.handler);
+    const decision = denyListed();
+    if (decisionChannel.hasSubscribers) publishDecision(this.limiter.name, decision);
+    return blocked(403, {}, DENIED_BODY, decision, this.config.handler);
   }
 
   /** Address entries match the client address, other entries the subject; functions are asked. */
@@ -345,17 +348,19 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   }
 
   private banned(req: Req, check: Decision): Outcome<Req, Res> {
+    check.reason = 'ban';
+    if (decisionChannel.hasSubscribers) publishDecision(this.limiter.name, check);
     this.report(req, check);
     if (this.config.shadow) return this.passed(check, NO_HEADERS);
     const headers: Record<string, string> = {};
     const retryAfter = retryAfterSeconds(check.retryAfterMs);
     if (retryAfter !== undefined) headers['Retry-After'] = String(retryAfter);
-    check.reason = 'ban';
     const body = this.bannedBodies.json(BAN_POLICY, check.retryAfterMs);
     return blocked(403, headers, body, check, this.config.handler);
   }
 
   private answer(req: Req, subject: string, decision: Decision): Maybe<Outcome<Req, Res>> {
+    if (decisionChannel.hasSubscribers) announceDecision(this.limiter, decision);
     this.report(req, decision);
     const { config } = this;
     if (decision.reason === 'store-error' && !decision.allowed) {
