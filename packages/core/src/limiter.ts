@@ -175,7 +175,9 @@ class SluiceLimiter implements Limiter {
     const now = store.clock();
     const step = store.decideOne(this.only!, this.space!, encoded, cost, leaseId, mode, now);
     const charged = step.allowed && mode === 'consume';
-    const refund = charged ? this.giveBackOnce(store, this.target, encoded, cost, now, leaseId) : undefined;
+    const refund = charged
+      ? giveBackOnce(store, this.target, encoded, cost, now, leaseId, this.resets)
+      : undefined;
     const decision = buildOneDecision(this.policies[0]!, step, refund);
     if (charged && this.leases !== undefined) this.release(decision, encoded, cost, now, leaseId, store);
     return decision;
@@ -235,7 +237,9 @@ class SluiceLimiter implements Limiter {
     const { steps, now } = outcome;
     const { subject, cost, leaseId } = call;
     const charged = call.mode === 'consume' && steps.every((s) => s.allowed);
-    const refund = charged ? this.giveBackOnce(refunds, this.target, subject, cost, now, leaseId) : undefined;
+    const refund = charged
+      ? giveBackOnce(refunds, this.target, subject, cost, now, leaseId, this.resets)
+      : undefined;
     const decision = buildDecision(this.policies, steps, refund);
     if (charged && this.leases !== undefined) this.release(decision, subject, cost, now, leaseId, refunds);
     return decision;
@@ -250,32 +254,32 @@ class SluiceLimiter implements Limiter {
     leaseId: number,
     refunds: Pick<Store, 'refund'>,
   ): void {
-    decision.release = this.giveBackOnce(refunds, this.leases!, subject, cost, chargedAt, leaseId);
+    decision.release = giveBackOnce(refunds, this.leases!, subject, cost, chargedAt, leaseId, this.resets);
   }
+}
 
-  /**
-   * A function that gives a charge back once; later calls do nothing, and so does a call after the
-   * subject was reset through this limiter (the reset took the charge already). The charge is built
-   * only then.
-   */
-  private giveBackOnce(
-    refunds: Pick<Store, 'refund'>,
-    limiter: StoreLimiter,
-    subject: string,
-    cost: number,
-    chargedAt: number,
-    leaseId: number,
-  ): () => Promise<void> {
-    const { resets } = this;
-    const moment = resets.moment;
-    let done = false;
-    return async () => {
-      if (done) return;
-      done = true;
-      if (resets.resetSince(subject, moment)) return;
-      await refunds.refund({ limiter, subject, charge: { cost, chargedAt, leaseId } });
-    };
-  }
+/**
+ * A function that gives a charge back once; later calls do nothing, and so does a call after the
+ * subject was reset through the limiter (the reset took the charge already). The charge is built only
+ * then.
+ */
+function giveBackOnce(
+  refunds: Pick<Store, 'refund'>,
+  limiter: StoreLimiter,
+  subject: string,
+  cost: number,
+  chargedAt: number,
+  leaseId: number,
+  resets: ResetLog,
+): () => Promise<void> {
+  const moment = resets.moment;
+  let done = false;
+  return async () => {
+    if (done) return;
+    done = true;
+    if (resets.resetSince(subject, moment)) return;
+    await refunds.refund({ limiter, subject, charge: { cost, chargedAt, leaseId } });
+  };
 }
 
 /** Builds a limiter; throws SluiceConfigError at once for any option it cannot accept. */

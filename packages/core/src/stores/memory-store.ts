@@ -99,8 +99,9 @@ export class MemoryStore implements Store {
   /** A slot is moved to the young end only when older than this many ticks: a hot key costs no reorder. */
   private readonly moveAfter: number;
   /**
-   * No key expires before this (a lower bound: keys written since the last full scan lower it, and a
-   * key whose expiry moved later leaves it early). Eviction scans for expired keys only past it.
+   * No key expires before this: a lower bound, lowered by new keys and refunds (a decision only moves
+   * a key's expiry later, so the hot path of a decision does not touch it). Eviction scans for expired
+   * keys only past it.
    */
   private earliestExpiry = Number.POSITIVE_INFINITY;
   private sweep: Iterator<[string, Slot]> | undefined;
@@ -227,6 +228,8 @@ export class MemoryStore implements Store {
       if (slot === undefined) continue;
       const state = slot.slice(STATE);
       const { next, expiresAt } = policy.algorithm.refund(state, now, call.charge, policy.params);
+      // A decision only moves a key's expiry later; a refund may bring it sooner.
+      if (expiresAt < this.earliestExpiry && expiresAt > now) this.earliestExpiry = expiresAt;
       this.write(space, subject, slot, next, expiresAt, now);
     }
   }
@@ -291,7 +294,6 @@ export class MemoryStore implements Store {
     now: number,
   ): void {
     const size = state === undefined ? 0 : state.length;
-    if (expiresAt < this.earliestExpiry && expiresAt > now) this.earliestExpiry = expiresAt;
     if (slot === undefined) this.insert(space, subject, state, expiresAt, now);
     else if (slot.length === STATE + size) {
       // Same shape (always, for fixed-size states): overwrite in place, no allocation.
@@ -309,6 +311,7 @@ export class MemoryStore implements Store {
     now: number,
   ): void {
     if (expiresAt <= now) return;
+    if (expiresAt < this.earliestExpiry) this.earliestExpiry = expiresAt;
     this.sweepSome(now);
     if (this.count >= this.maxKeys) this.evict(now);
     space.set(subject, slotOf(expiresAt, ++this.tick, state));
