@@ -1,11 +1,13 @@
 import type { Server } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { type AlgorithmName, RedisStore } from '@sluice/core';
 import { type RateLimiterOptions, rateLimiter } from '@sluice/express';
 import sluice from '@sluice/fastify';
 import { Redis } from 'ioredis';
 import { expressVersions } from '../../packages/express/test/support.js';
 import { frameworks } from '../../packages/fastify/test/frameworks.js';
+import { ALGORITHMS } from '../fuzz/traces.js';
+import { hangUps, probe as newProbe, type Probe, work } from '../support/aborting-clients.js';
 import { describeRedis, type RedisProcess, startRedis } from '../support/redis.js';
 
 /**
@@ -21,21 +23,6 @@ jest.setTimeout(60_000);
 
 const LIMIT = 3;
 const WORK_MS = 200;
-const ALGORITHMS: AlgorithmName[] = [
-  'fixed-window',
-  'sliding-window',
-  'sliding-log',
-  'token-bucket',
-  'leaky-bucket',
-  'gcra',
-  'concurrency',
-];
-
-interface Probe {
-  ran: number;
-  inFlight: number;
-  most: number;
-}
 
 interface App {
   port: number;
@@ -43,13 +30,6 @@ interface App {
 }
 
 type Start = (options: RateLimiterOptions, probe: Probe, timeoutMs?: number) => Promise<App>;
-
-async function work(probe: Probe): Promise<void> {
-  probe.ran++;
-  probe.most = Math.max(probe.most, ++probe.inFlight);
-  await new Promise((resolve) => setTimeout(resolve, WORK_MS));
-  probe.inFlight--;
-}
 
 const onExpress: Start = async (options, probe, timeoutMs) => {
   const app = expressVersions[0]![1]();
@@ -62,7 +42,7 @@ const onExpress: Start = async (options, probe, timeoutMs) => {
   }
   app.use(rateLimiter(options));
   app.get('/', async (_req, res) => {
-    await work(probe);
+    await work(probe, WORK_MS);
     if (!res.headersSent) res.status(500).send('failed');
   });
   const server: Server = app.listen(0, '127.0.0.1');
@@ -87,28 +67,12 @@ const onFastify: Start = async (options, probe, timeoutMs) => {
   }
   await app.register(sluice, options as never);
   app.get('/', async (_request, reply) => {
-    await work(probe);
+    await work(probe, WORK_MS);
     if (!reply.sent) return reply.code(500).send('failed');
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   return { port: (app.server.address() as AddressInfo).port, close: () => app.close() };
 };
-
-/** `count` clients that send a request and hang up after `afterMs`. */
-function hangUps(port: number, count: number, afterMs: number): Promise<void> {
-  const one = () =>
-    new Promise<void>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => {
-        socket.write('GET / HTTP/1.1\r\nHost: localhost\r\n\r\n');
-        setTimeout(() => {
-          socket.destroy();
-          resolve();
-        }, afterMs);
-      });
-      socket.on('error', () => resolve());
-    });
-  return Promise.all(Array.from({ length: count }, one)).then(() => undefined);
-}
 
 describeRedis('chaos: clients that abort, and a slow Redis behind a timeout', () => {
   let redis: RedisProcess;
@@ -144,7 +108,7 @@ describeRedis('chaos: clients that abort, and a slow Redis behind a timeout', ()
     ['Fastify', onFastify],
   ])('%s', (_name, start) => {
     test.each(ALGORITHMS)('an abort storm on %s admits no more than the limit', async (algorithm) => {
-      const probe: Probe = { ran: 0, inFlight: 0, most: 0 };
+      const probe = newProbe();
       const app = await start({ ...base(algorithm), skipFailedRequests: true }, probe);
       try {
         // 24 clients, three at a time, each gone after 30 ms while its handler works for 200 ms.
@@ -160,7 +124,7 @@ describeRedis('chaos: clients that abort, and a slow Redis behind a timeout', ()
     });
 
     test('a Redis slower than the timeout middleware: late decisions give their charge back', async () => {
-      const probe: Probe = { ran: 0, inFlight: 0, most: 0 };
+      const probe = newProbe();
       const app = await start(base('fixed-window'), probe, 50);
       try {
         await client.call('CLIENT', 'PAUSE', '300', 'ALL');

@@ -1,9 +1,10 @@
 import type { Server } from 'node:http';
-import { type AddressInfo, connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { type RateLimiterOptions, rateLimiter } from '@sluice/express';
 import sluice from '@sluice/fastify';
 import { expressVersions } from '../../packages/express/test/support.js';
 import { frameworks } from '../../packages/fastify/test/frameworks.js';
+import { hangUps, probe as newProbe, type Probe, work } from '../support/aborting-clients.js';
 
 // With a concurrency limit of 2, 20 requests whose clients disconnected after 30 ms started 20
 // handlers, all running at once (the lease was released on 'close'); with skipFailedRequests, aborted
@@ -13,28 +14,13 @@ import { frameworks } from '../../packages/fastify/test/frameworks.js';
 
 const WORK_MS = 300;
 
-interface Probe {
-  inFlight: number;
-  most: number;
-  ran: number;
-}
-
-/** A slow handler that counts how many of it run at once; it ends its response (on a dead socket too). */
-async function work(probe: Probe): Promise<void> {
-  probe.ran++;
-  probe.inFlight++;
-  probe.most = Math.max(probe.most, probe.inFlight);
-  await new Promise((resolve) => setTimeout(resolve, WORK_MS));
-  probe.inFlight--;
-}
-
 type Start = (options: RateLimiterOptions, probe: Probe) => Promise<{ port: number; close(): Promise<void> }>;
 
 const onExpress: Start = async (options, probe) => {
   const app = expressVersions[0]![1]();
   app.use(rateLimiter(options));
   app.get('/', async (_req, res) => {
-    await work(probe);
+    await work(probe, WORK_MS);
     res.status(500).send('failed');
   });
   const server: Server = app.listen(0, '127.0.0.1');
@@ -52,44 +38,28 @@ const onFastify: Start = async (options, probe) => {
   const app = frameworks[0]![1]();
   await app.register(sluice, options as never);
   app.get('/', async (_request, reply) => {
-    await work(probe);
+    await work(probe, WORK_MS);
     return reply.code(500).send('failed');
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   return { port: (app.server.address() as AddressInfo).port, close: () => app.close() };
 };
 
-/** `count` clients that each send a request and hang up after `afterMs`. */
-function abortStorm(port: number, count: number, afterMs: number): Promise<void> {
-  const one = () =>
-    new Promise<void>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => {
-        socket.write('GET / HTTP/1.1\r\nHost: localhost\r\n\r\n');
-        setTimeout(() => {
-          socket.destroy();
-          resolve();
-        }, afterMs);
-      });
-      socket.on('error', () => resolve());
-    });
-  return Promise.all(Array.from({ length: count }, one)).then(() => undefined);
-}
-
 describe.each([
   ['Express', onExpress],
   ['Fastify', onFastify],
 ])('%s: clients that abort', (_name, start) => {
   it('never run more handlers at once than the concurrency limit', async () => {
-    const probe: Probe = { inFlight: 0, most: 0, ran: 0 };
+    const probe = newProbe();
     const server = await start({ limit: 2, window: '1m', algorithm: 'concurrency' }, probe);
     try {
       // 20 clients, two at a time, each leaving after 30 ms while its handler works for 300 ms.
-      for (let i = 0; i < 10; i++) await abortStorm(server.port, 2, 30);
+      for (let i = 0; i < 10; i++) await hangUps(server.port, 2, 30);
       await new Promise((resolve) => setTimeout(resolve, WORK_MS + 100));
       expect(probe.most).toBe(2);
       expect(probe.ran).toBeLessThanOrEqual(4);
       // Their handlers ended: the leases are back.
-      await abortStorm(server.port, 2, 30);
+      await hangUps(server.port, 2, 30);
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(probe.ran).toBeGreaterThan(2);
     } finally {
@@ -98,11 +68,11 @@ describe.each([
   });
 
   it('get no refund from skipFailedRequests, however the handler ends', async () => {
-    const probe: Probe = { inFlight: 0, most: 0, ran: 0 };
+    const probe = newProbe();
     const options = { limit: 3, window: '1m', algorithm: 'fixed-window', skipFailedRequests: true } as const;
     const server = await start(options, probe);
     try {
-      for (let i = 0; i < 3; i++) await abortStorm(server.port, 3, 30);
+      for (let i = 0; i < 3; i++) await hangUps(server.port, 3, 30);
       await new Promise((resolve) => setTimeout(resolve, WORK_MS + 100));
       expect(probe.ran).toBe(3);
     } finally {
