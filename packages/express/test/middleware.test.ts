@@ -85,13 +85,15 @@ describe.each(expressVersions)('%s', (_, makeApp, makeRouter) => {
       const store = new MemoryStore();
       const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => {});
       try {
+        // Other warnings may come too (limiters of one name made while this run serves requests).
+        const reuses = () =>
+          warn.mock.calls.filter(([, o]) => (o as { code?: string })?.code === ErrorCodes.NAME_REUSE);
         rateLimiter({ store, name: 'reused', limit: 1, window: '1m' });
         rateLimiter({ store, name: 'reused', limit: 1, window: '1m' });
-        expect(warn).not.toHaveBeenCalled();
+        expect(reuses()).toHaveLength(0);
         rateLimiter({ store, name: 'reused', limit: 9, window: '1m' });
         rateLimiter({ store, name: 'reused', limit: 7, window: '1m' });
-        expect(warn).toHaveBeenCalledTimes(1);
-        expect(warn.mock.calls[0]![1]).toMatchObject({ code: ErrorCodes.NAME_REUSE });
+        expect(reuses()).toHaveLength(1);
       } finally {
         warn.mockRestore();
       }
