@@ -4,8 +4,10 @@ import Fastify from 'fastify';
 
 /**
  * GET /export is slow: each API key (or IP, without one) may run at most 2 at a time. A slot frees
- * as soon as a response finishes or its client disconnects; a lease never given back (a crashed
- * process) expires after 5 minutes.
+ * when the export ends its response; a client that disconnects keeps its slot until then (its export
+ * still runs). A lease never given back (a crashed process) expires after 5 minutes, which is why a
+ * refused request's Retry-After says 300: the only bound known when it is refused (a slot usually
+ * frees much sooner, when an export finishes).
  *
  * @param {{ workMs?: number }} [options] how long an export takes
  */

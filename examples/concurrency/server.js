@@ -6,4 +6,7 @@ const app = await buildApp();
 await app.listen({ port, host: '127.0.0.1' });
 const url = `http://127.0.0.1:${port}/export`;
 console.log(`concurrency on ${url} (each export takes 2 s; 2 at a time per key)`);
+console.log(
+  '  a refused one says Retry-After: 300, the lease expiry: the only bound known; a slot frees when an export ends',
+);
 console.log(`  for i in 1 2 3; do curl -s -o /dev/null -w '%{http_code}\\n' ${url} & done; wait`);

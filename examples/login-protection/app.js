@@ -1,6 +1,12 @@
 import { rateLimiter } from '@sluice/express';
 import express from 'express';
 
+/**
+ * What ten wrong passwords in a row get, as server.js prints it (the test checks it): five failures,
+ * three refusals (each one a strike), then the ban.
+ */
+export const TEN_FAILURES = [401, 401, 401, 401, 401, 429, 429, 429, 403, 403];
+
 /** Stand-in for your user store. */
 const PASSWORDS = new Map([['ada', 'correct horse battery staple']]);
 

@@ -1,5 +1,5 @@
 import { ask, listenExpress, startEach } from '../shared/listen.js';
-import { createApp } from './app.js';
+import { createApp, TEN_FAILURES } from './app.js';
 
 describe('examples/login-protection', () => {
   const app = startEach(() => listenExpress(createApp()));
@@ -12,6 +12,12 @@ describe('examples/login-protection', () => {
 
   it('successful logins are given back: they never run out', async () => {
     for (let i = 0; i < 8; i++) expect((await login('correct horse battery staple')).status).toBe(200);
+  });
+
+  it('ten wrong passwords get exactly what server.js says they get', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) statuses.push((await login('guess')).status);
+    expect(statuses).toEqual(TEN_FAILURES);
   });
 
   it('5 failures a minute, then 429, then a 15 minute ban answered 403', async () => {

@@ -1,5 +1,5 @@
 // pnpm --filter login-protection start     (or, after pnpm build: node examples/login-protection/server.js)
-import { createApp } from './app.js';
+import { createApp, TEN_FAILURES } from './app.js';
 
 const port = Number(process.env.PORT ?? 3000);
 createApp().listen(port, '127.0.0.1', () => {
@@ -8,5 +8,7 @@ createApp().listen(port, '127.0.0.1', () => {
   console.log(
     `  for i in $(seq 10); do curl -s -o /dev/null -w '%{http_code}\\n' -H 'content-type: application/json' -d '{"user":"ada","password":"guess"}' ${url}; done`,
   );
-  console.log('  # 401 five times, then 429, then 403 (banned for 15 minutes)');
+  console.log(
+    `  # ${TEN_FAILURES.join(' ')}: 401 five times, 429 three times (each a strike), then 403 (banned for 15 minutes)`,
+  );
 });
