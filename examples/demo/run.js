@@ -48,6 +48,9 @@ function painter(color) {
  * @param {{ write: (text: string) => void, color?: boolean, scenarios: typeof import('./scenarios.js').SCENARIOS }} options
  * @returns {Promise<Summary[]>}
  */
+/** Requests each server answers before the tables. */
+const WARM_UP = 20;
+
 export async function runDemo({ write, color = false, scenarios }) {
   const c = painter(color);
   const servers = await startServers(scenarios);
@@ -70,6 +73,15 @@ export async function runDemo({ write, color = false, scenarios }) {
     write(c.dim(`  Express ${servers.expressUrl}   Fastify ${servers.fastifyUrl}\n`));
     write(
       c.dim('  Each row is one request to both; RateLimit shows r (remaining) and t (seconds to reset).\n'),
+    );
+    // A cold server's first answers take tens of milliseconds (code loading, JIT, the first
+    // connection): warm both on a path no limiter guards, so the times below are the requests' own.
+    for (let i = 0; i < WARM_UP; i++)
+      await Promise.all([servers.expressUrl, servers.fastifyUrl].map((u) => send(`${u}/warm-up`)));
+    write(
+      c.dim(
+        `  Both servers answered ${WARM_UP} unlimited requests first: "took" is a warm request's time.\n`,
+      ),
     );
 
     for (const scenario of scenarios) {
