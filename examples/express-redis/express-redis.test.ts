@@ -65,5 +65,6 @@ describeRedis('examples/express-redis', () => {
     expect(status).toBe(1);
     expect(stderr).toContain(`Cannot reach Redis at ${url}`);
     expect(stderr).toContain('docker compose up -d redis');
+    expect(stderr).toContain('redis-server --port 6379');
   });
 });

@@ -61,6 +61,7 @@ export async function connectRedis(url = process.env.REDIS_URL || DEFAULT_REDIS_
     client,
     `Redis at ${withoutCredentials(url)}`,
     'Start one from the repository root with:   docker compose up -d redis\n' +
+      'or without Docker:                          sudo apt-get install -y redis-server && redis-server --port 6379 --save ""\n' +
       'or point REDIS_URL at yours:                REDIS_URL=redis://host:6379',
   );
   // Connected: from now on reconnect after a drop, as ioredis does by default.
@@ -94,6 +95,8 @@ export async function connectCluster(list = process.env.REDIS_CLUSTER_NODES || D
     cluster,
     `a Redis Cluster at ${list}`,
     'Start one from the repository root with:   docker compose --profile cluster up -d\n' +
+      'or without Docker: three redis-server --cluster-enabled yes --port 7000 (7001, 7002), then\n' +
+      '                   redis-cli --cluster create 127.0.0.1:7000 127.0.0.1:7001 127.0.0.1:7002\n' +
       'or point REDIS_CLUSTER_NODES at yours:     REDIS_CLUSTER_NODES=host:7000,host:7001',
   );
   cluster.options.clusterRetryStrategy = (times) => Math.min(100 + times * 2, 2_000);
