@@ -3,17 +3,21 @@ import express from 'express';
 
 /**
  * Each plan: a burst policy and an hourly quota, decided together.
- * @type {Record<string, import('@sluice/core').Policy[]>}
+ * @type {Record<string, { policies: import('@sluice/core').Policy[] }>}
  */
 export const plans = {
-  free: [
-    { name: 'burst', limit: 5, window: '10s', algorithm: 'token-bucket' },
-    { name: 'hourly', limit: 100, window: '1h' },
-  ],
-  pro: [
-    { name: 'burst', limit: 50, window: '10s', algorithm: 'token-bucket', burst: 100 },
-    { name: 'hourly', limit: 10_000, window: '1h' },
-  ],
+  free: {
+    policies: [
+      { name: 'burst', limit: 5, window: '10s', algorithm: 'token-bucket' },
+      { name: 'hourly', limit: 100, window: '1h' },
+    ],
+  },
+  pro: {
+    policies: [
+      { name: 'burst', limit: 50, window: '10s', algorithm: 'token-bucket', burst: 100 },
+      { name: 'hourly', limit: 10_000, window: '1h' },
+    ],
+  },
 };
 
 /** Stand-in for your customer database: API key -> customer. Keys are secrets; ids are not. */
@@ -22,7 +26,10 @@ export const customers = new Map([
   ['pro-key-456', { id: 'globex', plan: 'pro' }],
 ]);
 
-/** The plan a request is billed to: its key's customer's, or free for no key and unknown keys. */
+/**
+ * The plan a request is billed to: its key's customer's, or free for no key and unknown keys.
+ * @param {import('express').Request} req
+ */
 function planOf(req) {
   return customers.get(req.get('x-api-key') ?? '')?.plan ?? 'free';
 }
@@ -34,19 +41,16 @@ function planOf(req) {
  */
 export function createApp() {
   const app = express();
-  /** @param {string} key */
-  const verify = (key) => customers.get(key)?.id ?? null;
-  for (const [plan, policies] of Object.entries(plans)) {
-    app.use(
-      rateLimiter({
-        name: `plan-${plan}`,
-        policies,
-        subject: ['api-key', 'ip'],
-        verify,
-        skip: (req) => planOf(req) !== plan,
-      }),
-    );
-  }
+  app.use(
+    rateLimiter({
+      name: 'api',
+      // Every plan checked now; `plan` picks one per request, one store round trip per decision.
+      plans,
+      plan: planOf,
+      subject: ['api-key', 'ip'],
+      verify: (key) => customers.get(key)?.id ?? null,
+    }),
+  );
   app.get('/v1/things', (req, res) => {
     res.json({ plan: planOf(req), things: [], remaining: req.rateLimit?.remaining });
   });

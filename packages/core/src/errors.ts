@@ -20,6 +20,8 @@ export const ErrorCodes = {
   INVALID_STORE: 'ERR_SLUICE_INVALID_STORE',
   /** A constant `cost` larger than the capacity of every policy: no request could ever pass. */
   COST_EXCEEDS_CAPACITY: 'ERR_SLUICE_COST_EXCEEDS_CAPACITY',
+  /** A request's `plan` named no plan of `plans`: passed to the framework as an error, per request. */
+  UNKNOWN_PLAN: 'ERR_SLUICE_UNKNOWN_PLAN',
   /** `limiter` given together with options that would build a limiter. */
   CONFLICTING_OPTIONS: 'ERR_SLUICE_CONFLICTING_OPTIONS',
   /** A process warning: a limiter started deciding without its store (`onStoreError`). */

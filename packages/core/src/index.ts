@@ -13,7 +13,7 @@ export { ErrorCodes, SluiceConfigError } from './errors.js';
 export type { FrameworkRequest } from './http/adapter.js';
 export { abandonIfLate, callHandler, frameworkReader, passOn } from './http/adapter.js';
 export type { HttpHandler, HttpOutcome } from './http/handle.js';
-export { createHttpHandler, PROBLEM_CONTENT_TYPE } from './http/handle.js';
+export { createHttpHandler, PROBLEM_CONTENT_TYPE, UnknownPlanError } from './http/handle.js';
 export type { HeaderMode } from './http/headers.js';
 export type { ProblemBody } from './http/responses.js';
 export type { HttpOptions, RequestReader, SubjectSource } from './http/types.js';

@@ -88,6 +88,8 @@ export const LIMITER_KEYS: ReadonlySet<string> = new Set([
   'denyCacheMs',
 ]);
 const SHORTHAND_KEYS = ['limit', 'window', 'algorithm', 'burst', 'delay', 'scope'] as const;
+/** What a plan (the HTTP `plans` option) may set: its policies, as `policies` or the shorthand. */
+export const PLAN_KEYS: ReadonlySet<string> = new Set(['policies', ...SHORTHAND_KEYS]);
 const POLICY_KEYS = new Set(['limit', 'window', 'algorithm', 'name', 'burst', 'scope', 'delay']);
 /** Products of counts and milliseconds stay below this, so integer arithmetic stays exact. */
 const MAX_EXACT = 2 ** 50;

@@ -138,6 +138,7 @@ describe('limiter options', () => {
       ErrorCodes.NAME_REUSE,
       ErrorCodes.STORE_DEGRADED,
       ErrorCodes.STORE_RECOVERED,
+      ErrorCodes.UNKNOWN_PLAN,
     ];
     expect(unused.sort()).toEqual(elsewhere.sort());
   });

@@ -78,7 +78,7 @@ export function rateLimiter(options: RateLimiterOptions): RateLimitMiddleware {
   };
   return Object.assign(middleware, {
     limiter: http.limiter,
-    reset: async (req: Request) => http.limiter.reset(await http.subjectOf(req)),
+    reset: (req: Request) => http.reset(req),
     subjectOf: async (req: Request) => http.subjectOf(req),
   });
 }

@@ -95,7 +95,7 @@ function checkTrustProxy(fastify: FastifyInstance, http: Http): void {
 function exposed(http: Http, run: Hook): RateLimitHook {
   return Object.assign(run, {
     limiter: http.limiter,
-    reset: async (request: FastifyRequest) => http.limiter.reset(await http.subjectOf(request)),
+    reset: (request: FastifyRequest) => http.reset(request),
     subjectOf: async (request: FastifyRequest) => http.subjectOf(request),
   }) as unknown as RateLimitHook;
 }

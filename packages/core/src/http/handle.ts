@@ -62,6 +62,7 @@
 import { BAN_POLICY } from '../ban-names.js';
 import type { Decision } from '../decision.js';
 import { decisionChannel, publishDecision } from '../diagnostics.js';
+import { describeValue, ErrorCodes } from '../errors.js';
 import { announceDecision, type Limiter } from '../limiter.js';
 import { Ban } from './ban.js';
 import { type HeaderWriter, headerWriter, retryAfterSeconds } from './headers.js';
@@ -106,6 +107,8 @@ export interface HttpHandler<Req, Res = unknown> {
   subjectOf(req: Req): string | Promise<string>;
   /** Emits a validation warning of this limiter (once, unless `validate` turned it off): for adapters' own checks. */
   warn(code: WarningCode, detail?: string): void;
+  /** Forgets the subject this request maps to (under every plan), and lifts its ban. */
+  reset(req: Req): Promise<void>;
 }
 
 /** Requests each handler looks at for the validation warnings that only a request shows. */
@@ -118,7 +121,67 @@ export function createHttpHandler<Req, Res = unknown>(
   /** The adapter's own options at this place (removed from `options`), listed when an option is unknown. */
   adapterKeys: readonly string[] = [],
 ): HttpHandler<Req, Res> {
-  return new Handler<Req, Res>(parseHttpOptions(options, adapterKeys), reader);
+  const config = parseHttpOptions(options, adapterKeys);
+  return config.plans === undefined ? new Handler<Req, Res>(config, reader) : new PlanHandler(config, reader);
+}
+
+/** What a request's `plan` returned when it names no plan: passed on as the framework's error. */
+export class UnknownPlanError extends Error {
+  override readonly name = 'UnknownPlanError';
+  readonly code = ErrorCodes.UNKNOWN_PLAN;
+}
+
+/**
+ * `plans` + `plan`: a Handler per plan, each with the plan's limiter (and so its own policies in the
+ * headers and one store round trip per decision); `plan(req)` picks one per request.
+ */
+class PlanHandler<Req, Res> implements HttpHandler<Req, Res> {
+  readonly limiter: Limiter;
+  private readonly handlers = new Map<string, Handler<Req, Res>>();
+  private readonly first: Handler<Req, Res>;
+
+  constructor(
+    private readonly config: HttpConfig<Req, Res>,
+    reader: RequestReader<Req>,
+  ) {
+    for (const [name, limiter] of config.plans!.limiters) {
+      this.handlers.set(name, new Handler({ ...config, limiter, plans: undefined }, reader));
+    }
+    this.first = this.handlers.values().next().value!;
+    this.limiter = this.first.limiter;
+  }
+
+  handle(req: Req): Maybe<Outcome<Req, Res>> {
+    try {
+      const name = this.config.plans!.pick(req);
+      if (isThenable(name)) return Promise.resolve(name).then((n) => this.of(n).handle(req));
+      return this.of(name).handle(req);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private of(name: unknown): Handler<Req, Res> {
+    const handler = typeof name === 'string' ? this.handlers.get(name) : undefined;
+    if (handler !== undefined) return handler;
+    throw new UnknownPlanError(
+      `plan returned ${describeValue(name)}, which names no plan; the plans are ${[...this.handlers.keys()].join(', ')}`,
+    );
+  }
+
+  subjectOf(req: Req): Maybe<string> {
+    return this.first.subjectOf(req);
+  }
+
+  /** The subject's counts under every plan (a client may have changed plans since). */
+  async reset(req: Req): Promise<void> {
+    const subject = await this.subjectOf(req);
+    await Promise.all([...this.handlers.values()].map((h) => h.limiter.reset(subject)));
+  }
+
+  warn(code: WarningCode, detail?: string): void {
+    this.first.warn(code, detail);
+  }
 }
 
 type Outcome<Req, Res> = HttpOutcome<Req, Res>;
@@ -227,6 +290,10 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
 
   warn(code: WarningCode, detail?: string): void {
     this.warnings.warn(code, detail);
+  }
+
+  async reset(req: Req): Promise<void> {
+    await this.limiter.reset(await this.subjectOf(req));
   }
 
   /** The validation warnings only a request can show: a proxy ignored or trusted blindly, a double count. */

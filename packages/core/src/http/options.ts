@@ -1,6 +1,6 @@
 import type { Decision } from '../decision.js';
 import { parseDuration } from '../duration.js';
-import { describeValue, ErrorCodes } from '../errors.js';
+import { describeValue, ErrorCodes, SluiceConfigError } from '../errors.js';
 import { credentialDigest } from '../keys.js';
 import { createLimiter, type Limiter } from '../limiter.js';
 import {
@@ -9,6 +9,7 @@ import {
   LIMITER_KEYS,
   nonEmptyString,
   oneOf,
+  PLAN_KEYS,
   positiveInteger,
   rejectUnknown,
 } from '../options.js';
@@ -47,6 +48,10 @@ export interface HttpConfig<Req, Res> {
   readonly skipSuccessfulRequests: boolean;
   /** Checks turned off by code, or false for none at all. */
   readonly validate: ReadonlySet<string> | false;
+  /** `plans`: a limiter per plan name, and `plan`, which picks one per request. */
+  readonly plans:
+    | { readonly limiters: ReadonlyMap<string, Limiter>; readonly pick: (req: Req) => unknown }
+    | undefined;
 }
 
 /** The options of the HTTP layer itself; every other key must be a limiter option. */
@@ -71,6 +76,8 @@ const HTTP_KEYS: ReadonlySet<string> = new Set([
   'skipSuccessfulRequests',
   'credentialSecret',
   'validate',
+  'plans',
+  'plan',
 ]);
 const ALL_KEYS: ReadonlySet<string> = new Set([...LIMITER_KEYS, ...HTTP_KEYS]);
 const SOURCES = ['ip', 'api-key', 'token'] as const;
@@ -190,6 +197,59 @@ function checkCostFits(cost: number | ((req: never) => unknown), limiter: Limite
   }
 }
 
+/** The options that would make a limiter's policies, which `plans` replaces. */
+const POLICY_OPTIONS = ['policies', 'limit', 'window', 'algorithm', 'burst', 'delay', 'scope', 'limiter'];
+
+/**
+ * `plans` + `plan`: a limiter per plan, each checked now, on one store, named `<name>/<plan>`. The
+ * other limiter options (store, prefix, onStoreError, …) apply to every plan.
+ */
+function parsePlans<Req>(
+  options: Record<string, unknown>,
+): { limiters: Map<string, Limiter>; pick: (req: Req) => unknown; store: Store } | undefined {
+  const { plans, plan } = options;
+  if (plans === undefined && plan === undefined) return undefined;
+  expectObject(plans, 'plans');
+  if (typeof plan !== 'function') {
+    fail(
+      ErrorCodes.INVALID_OPTION,
+      'plan',
+      `expected a function of the request returning a plan name; got ${describeValue(plan)}`,
+    );
+  }
+  const given = POLICY_OPTIONS.find((key) => options[key] !== undefined);
+  if (given !== undefined) {
+    fail(
+      ErrorCodes.CONFLICTING_OPTIONS,
+      given,
+      'cannot be given together with `plans`: each plan sets its own policies',
+    );
+  }
+  const shared: Record<string, unknown> = {};
+  for (const key of LIMITER_KEYS)
+    if (options[key] !== undefined && key !== 'name') shared[key] = options[key];
+  const store = (shared.store as Store | undefined) ?? new MemoryStore();
+  const name = options.name === undefined ? 'default' : nonEmptyString(options.name, 'name');
+  const limiters = new Map<string, Limiter>();
+  for (const [planName, planOptions] of Object.entries(plans)) {
+    const option = `plans.${planName}`;
+    expectObject(planOptions, option);
+    rejectUnknown(planOptions, PLAN_KEYS, option);
+    try {
+      limiters.set(
+        planName,
+        createLimiter({ ...shared, ...planOptions, store, name: `${name}/${planName}` }),
+      );
+    } catch (error) {
+      if (!(error instanceof SluiceConfigError)) throw error;
+      const detail = error.message.slice(error.option.length + 2);
+      throw new SluiceConfigError(error.code, `${option}.${error.option.replace(/^options\.?/, '')}`, detail);
+    }
+  }
+  if (limiters.size === 0) fail(ErrorCodes.NO_POLICY, 'plans', 'expected at least one plan');
+  return { limiters, pick: plan as (req: Req) => unknown, store };
+}
+
 /** A non-empty string or Buffer; its value is never shown in an error. */
 function parseSecret(value: unknown): string | Buffer | undefined {
   if (value === undefined) return undefined;
@@ -267,8 +327,18 @@ export function parseHttpOptions<Req, Res>(
   };
   const ban = parseBan(options.ban);
   // The limiter last: nothing is registered on a store for options that fail.
-  const { limiter, store } = buildLimiter(options as Record<string, unknown>);
-  checkCostFits(http.cost, limiter);
+  const plans = parsePlans<Req>(options as Record<string, unknown>);
+  const { limiter, store } =
+    plans === undefined
+      ? buildLimiter(options as Record<string, unknown>)
+      : { limiter: plans.limiters.values().next().value!, store: plans.store };
+  for (const each of plans?.limiters.values() ?? [limiter]) checkCostFits(http.cost, each);
   const withinMs = ban?.withinMs ?? Math.max(...limiter.policies.map((p) => p.windowMs));
-  return Object.freeze({ ...http, limiter, store, ban: ban && Object.freeze({ ...ban, withinMs }) });
+  return Object.freeze({
+    ...http,
+    limiter,
+    store,
+    ban: ban && Object.freeze({ ...ban, withinMs }),
+    plans: plans && Object.freeze({ limiters: plans.limiters, pick: plans.pick }),
+  });
 }

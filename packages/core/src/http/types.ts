@@ -71,6 +71,17 @@ export interface HttpOptions<Req = unknown, Res = unknown> extends LimiterOption
    * them all off, `{ ERR_SLUICE_…: false }` one.
    */
   validate?: boolean | Partial<Record<WarningCode, boolean>>;
+  /**
+   * Limits that depend on the request (free and paid tiers): each plan its own policies (`policies`,
+   * or the shorthand `limit`, `window`, `algorithm`, `burst`, `delay`, `scope`), each checked now.
+   * `plan` picks one per request; a name that is no plan is an error passed to the framework
+   * (ERR_SLUICE_UNKNOWN_PLAN). Not together with the policy options or `limiter`.
+   */
+  plans?: Record<
+    string,
+    Omit<LimiterOptions, 'store' | 'name' | 'prefix' | 'onStoreError' | 'storeTimeout' | 'denyCacheMs'>
+  >;
+  plan?: (req: Req) => string | Promise<string>;
 }
 
 /** How core reads a framework's request; an adapter passes one set of these for all requests. */
