@@ -134,6 +134,30 @@ describe('Fastify', () => {
     expect(codes).toEqual(['ERR_SLUICE_UNVERIFIED_CREDENTIAL']);
   });
 
+  it.each(frameworks)(
+    'ERR_SLUICE_UNLIMITED_ROUTES on %s: routes declared before the plugin; silent after it',
+    async (_n, make) => {
+      const before = make();
+      before.get('/early', async () => 'not limited');
+      await before.register(sluice, { limit: 100, window: '1m' });
+      before.get('/late', async () => 'limited');
+      await before.ready();
+      expect(codes).toEqual(['ERR_SLUICE_UNLIMITED_ROUTES']);
+      expect(String(spy.mock.calls.at(-1)![0])).toContain('/early');
+      await before.close();
+      codes = [];
+      const after = make();
+      await after.register(sluice, { limit: 100, window: '1m' });
+      after.get('/late', async () => 'limited');
+      await after.register(async (scope) => {
+        scope.get('/scoped', async () => 'limited too');
+      });
+      await after.ready();
+      expect(codes).toEqual([]);
+      await after.close();
+    },
+  );
+
   it('ERR_SLUICE_DOUBLE_COUNT: one hook placed twice on a route; silent for the global limit with app.rateLimit()', async () => {
     const app = frameworks[0]![1]();
     await app.register(sluice, { limit: 100, window: '1m' });

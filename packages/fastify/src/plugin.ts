@@ -91,6 +91,31 @@ function checkTrustProxy(fastify: FastifyInstance, http: Http): void {
   }
 }
 
+/** A line of `printRoutes({ commonPrefix: false })`: `├── /path (GET, HEAD)`. */
+const ROUTE_LINE = /(\/\S*) \(([A-Z, ]+)\)/;
+
+/** Warns once the app is ready if it has routes the plugin never saw (ERR_SLUICE_UNLIMITED_ROUTES). */
+function warnOfUnseenRoutes(
+  fastify: FastifyInstance,
+  seen: ReadonlySet<string>,
+  http: Http,
+  done: Done,
+): void {
+  const unseen: string[] = [];
+  for (const line of fastify.printRoutes({ commonPrefix: false }).split('\n')) {
+    const match = ROUTE_LINE.exec(line);
+    if (match === null) continue;
+    for (const method of match[2]!.split(', ')) {
+      if (!seen.has(`${method} ${match[1]}`)) unseen.push(`${method} ${match[1]}`);
+    }
+  }
+  if (unseen.length > 0) {
+    const shown = unseen.slice(0, 5).join(', ') + (unseen.length > 5 ? ` and ${unseen.length - 5} more` : '');
+    http.warn('ERR_SLUICE_UNLIMITED_ROUTES', `${unseen.length} route(s) (${shown})`);
+  }
+  done();
+}
+
 /** `app.rateLimit()`'s hook: `run`, with the limiter and the request's subject at hand. */
 function exposed(http: Http, run: Hook): RateLimitHook {
   return Object.assign(run, {
@@ -189,7 +214,11 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
   // A route's own limit, per options object and route name; Fastify's automatic HEAD route carries its
   // GET route's options object and shares that limit, as it runs the same handler.
   const own = new WeakMap<object, Map<string, RouteLimit>>();
+  // Every route this plugin saw: one it never saw (declared before it, or outside its scope) is not limited.
+  const seen = new Set<string>();
+  if (global) fastify.addHook('onReady', (done) => warnOfUnseenRoutes(fastify, seen, checked, done));
   fastify.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) seen.add(`${method} ${route.url}`);
     const name = `${[route.method].flat().join(',')} ${route.url}`;
     const config = readRouteConfig(route.config?.rateLimit, name);
     if (config === false) return;
