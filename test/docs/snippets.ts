@@ -64,9 +64,23 @@ export function writeProject(dir: string, all: readonly Snippet[]): string[] {
     return name;
   });
   const at = (p: string) => join(ROOT, p);
-  writeFileSync(
-    join(dir, 'tsconfig.json'),
-    JSON.stringify({
+  // Snippets of the other libraries (docs/migrating.md's "before") compile apart: @fastify/rate-limit
+  // declares its own `rateLimit` on Fastify instances, which a Sluice app never sees beside it.
+  const peer = (i: number) => PEERS.test(all[i]!.code);
+  const project = (file: string, files: string[]) =>
+    writeFileSync(join(dir, file), JSON.stringify(config(files)));
+  project(
+    'tsconfig.json',
+    names.filter((_, i) => !peer(i)),
+  );
+  project(
+    'tsconfig.peers.json',
+    names.filter((_, i) => peer(i)),
+  );
+  return names;
+
+  function config(files: string[]) {
+    return {
       compilerOptions: {
         target: 'ES2022',
         module: 'ESNext',
@@ -87,17 +101,21 @@ export function writeProject(dir: string, all: readonly Snippet[]): string[] {
           '@sluice/fastify': ['packages/fastify/src/index.ts'],
           express: ['packages/express/node_modules/@types/express'],
           fastify: ['packages/fastify/node_modules/fastify'],
+          // The other libraries, for docs/migrating.md's "before" snippets: the benchmark installs them.
           '*': [
             'node_modules/*',
             'node_modules/@types/*',
             'packages/express/node_modules/*',
             'packages/fastify/node_modules/*',
+            'bench/node_modules/*',
           ],
         },
       },
       // The sources' own ambient declarations (the Lua twins imported as text).
-      files: [...names, at('types/lua.d.ts')],
-    }),
-  );
-  return names;
+      files: [...files, at('types/lua.d.ts')],
+    };
+  }
 }
+
+/** A snippet of another library's API. */
+const PEERS = /from '(express-rate-limit|@fastify\/rate-limit|rate-limiter-flexible|rate-limit-redis)'/;
