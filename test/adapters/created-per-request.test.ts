@@ -25,3 +25,29 @@ it('warns once when limiters are made inside a handler, and not for those made a
   expect(codes).toEqual(['ERR_SLUICE_CREATED_PER_REQUEST']);
   spy.mockRestore();
 });
+
+it('Fastify: warns once when hooks are made per request with app.rateLimit(options)', async () => {
+  let sluice!: typeof import('@sluice/fastify').default;
+  jest.isolateModules(() => {
+    ({ default: sluice } = require('@sluice/fastify'));
+  });
+  const { frameworks } =
+    require('../../packages/fastify/test/frameworks.js') as typeof import('../../packages/fastify/test/frameworks.js');
+  const codes: string[] = [];
+  const spy = jest.spyOn(process, 'emitWarning').mockImplementation(((_: string, o?: { code?: string }) => {
+    if (o?.code) codes.push(o.code);
+  }) as never);
+  const app = frameworks[0]![1]();
+  await app.register(sluice, { limit: 100, window: '1m' });
+  app.get('/', async (request, reply) => {
+    const hook = app.rateLimit({ name: 'per-request', limit: 1, window: '1m' });
+    await new Promise<void>((resolve) => hook.call(app, request, reply, () => resolve()));
+    return 'ok';
+  });
+  await app.inject({ url: '/' });
+  expect(codes).toEqual([]);
+  for (let i = 0; i < 3; i++) await app.inject({ url: '/' });
+  expect(codes).toEqual(['ERR_SLUICE_CREATED_PER_REQUEST']);
+  spy.mockRestore();
+  await app.close();
+});
