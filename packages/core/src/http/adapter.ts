@@ -4,6 +4,7 @@
  * framework does differently: putting the decision on the request, setting headers, sending a body.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { Decision } from '../decision.js';
 import type { HttpOutcome } from './handle.js';
 import type { RequestReader } from './types.js';
 
@@ -13,6 +14,8 @@ export interface FrameworkRequest {
   readonly headers: IncomingHttpHeaders;
   readonly query?: unknown;
   readonly socket?: { readonly remoteAddress?: string };
+  /** The decision an earlier limiter put on the request. */
+  readonly rateLimit?: Decision;
   /** Express's app, whose settings say which proxies it trusts. */
   readonly app?: { get(setting: string): unknown };
 }
@@ -32,6 +35,7 @@ export const frameworkReader: RequestReader<FrameworkRequest> = {
   header: (req, name) => first(req.headers[name]),
   query: (req, name) => first((req.query as Record<string, unknown> | undefined)?.[name]),
   peer: (req) => req.socket?.remoteAddress,
+  previous: (req) => req.rateLimit,
   trustsAnyProxy: (req) => typeof req.app?.get === 'function' && req.app.get('trust proxy') === true,
 };
 

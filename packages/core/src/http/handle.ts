@@ -70,7 +70,7 @@ import { clientAddress } from './ip.js';
 import { type ListConfig, listHolds } from './lists.js';
 import { type HttpConfig, parseHttpOptions } from './options.js';
 import { bannedBody, deniedBody, limitedBody, ProblemBodies, storeErrorBody } from './responses.js';
-import { countHandler, stack, stacking } from './stacking.js';
+import { stack } from './stacking.js';
 import { type Identity, isThenable, SubjectResolver } from './subject.js';
 import type { HttpOptions, RequestReader } from './types.js';
 import { limiterMade, servingStarted, type WarningCode, WarningCodes, Warnings } from './validate.js';
@@ -278,7 +278,6 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     this.limitedBodies = new ProblemBodies((policy, retryAfterMs) =>
       limitedBody(config.statusCode, policy, retryAfterMs),
     );
-    countHandler();
     this.warnings = new Warnings(config.validate, config.limiter.name);
     this.watching = this.warnings.on;
     const { sources, verify } = config.subject;
@@ -443,9 +442,9 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     const headers: Record<string, string> = {};
     if (this.writeHeaders !== undefined) {
       this.writeHeaders(decision, headers);
-      if (stacking() && typeof req === 'object' && req !== null) {
-        stack(req, config.headers, config.legacyHeaders, decision, headers);
-      }
+      const previous = this.reader.previous?.(req);
+      if (previous !== undefined)
+        stack(req as object, previous, config.headers, decision, headers, this.writeHeaders);
     }
     if (decision.allowed) return this.passed(decision, headers);
     const outcome = this.limited(decision, headers);

@@ -1,4 +1,4 @@
-import type { Decision, PolicyInfo } from '../decision.js';
+import type { Decision, PolicyInfo, PolicyState } from '../decision.js';
 
 /**
  * The RateLimit header fields. What depends only on the policies (names, quotas, windows) is
@@ -31,6 +31,24 @@ export function sfString(name: string): string {
   return `"${name.replace(/[\\"]/g, '\\$&').replace(/[^\x20-\x7e]/g, '?')}"`;
 }
 
+/** A policy as draft-10's RateLimit-Policy lists it (a concurrency policy: no window, a quota unit). */
+export function policyItem(p: Pick<PolicyState, 'name' | 'algorithm' | 'limit' | 'windowMs'>): string {
+  return p.algorithm === 'concurrency'
+    ? `${sfString(p.name)};q=${p.limit};qu="concurrent-requests"`
+    : `${sfString(p.name)};q=${p.limit};w=${seconds(p.windowMs)}`;
+}
+
+/** A policy's state as draft-10's RateLimit lists it (a concurrency policy: no `t`). */
+export function stateItem(p: Pick<PolicyState, 'name' | 'algorithm' | 'remaining' | 'resetMs'>): string {
+  const t = p.algorithm === 'concurrency' ? '' : `;t=${seconds(p.resetMs)}`;
+  return `${sfString(p.name)};r=${p.remaining}${t}`;
+}
+
+/** draft-7 and draft-6's RateLimit-Policy of one policy (a concurrency policy: its limit alone). */
+export function shortPolicy(p: Pick<PolicyState, 'algorithm' | 'limit' | 'windowMs'>): string {
+  return p.algorithm === 'concurrency' ? String(p.limit) : `${p.limit};w=${seconds(p.windowMs)}`;
+}
+
 /** Builds the writer for one limiter's policies; undefined when no field is sent at all. */
 export function headerWriter(
   mode: HeaderMode,
@@ -40,10 +58,8 @@ export function headerWriter(
   const quoted = policies.map((p) => sfString(p.name));
   // A concurrency policy limits requests in flight, not a rate: a quota unit and no window or reset.
   const concurrent = policies.map((p) => p.algorithm === 'concurrency');
-  const quota = (p: PolicyInfo, i: number) =>
-    concurrent[i] ? `${p.limit};qu="concurrent-requests"` : `${p.limit};w=${seconds(p.windowMs)}`;
-  const short = new Map(policies.map((p, i) => [p.name, concurrent[i] ? String(p.limit) : quota(p, i)]));
-  const policyList = policies.map((p, i) => `${quoted[i]};q=${quota(p, i)}`).join(', ');
+  const short = new Map(policies.map((p) => [p.name, shortPolicy(p)]));
+  const policyList = policies.map(policyItem).join(', ');
 
   let standard: HeaderWriter | undefined;
   if (mode === 'draft-10') {

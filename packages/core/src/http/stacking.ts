@@ -1,84 +1,79 @@
 import type { Decision } from '../decision.js';
-import type { HeaderMode } from './headers.js';
+import { type HeaderMode, policyItem, shortPolicy, stateItem } from './headers.js';
 
 /**
  * Several limiters on one request (an app-wide one and a route's own): each adds to what the ones
  * before it sent (API.md r2). draft-10 fields list every policy of every limiter that decided, in
  * order; the single-policy fields (draft-7, draft-6, legacy) describe the binding policy over all of
- * them: a refusal wins, else the fewest remaining. Fields of another draft than the last limiter's
- * are replaced, not merged.
+ * them: a refusal wins, else the fewest remaining.
+ *
+ * What the limiters before sent is rebuilt from the decision the adapter put on the request
+ * (`req.rateLimit`, read through `RequestReader.previous`), so a request that meets one limiter costs
+ * nothing here but that read. Only from the second limiter on is the merged state kept, by request.
  */
-interface Sent {
-  readonly mode: HeaderMode;
-  readonly legacy: boolean;
-  /** Every field sent so far, merged. */
-  readonly headers: Readonly<Record<string, string>>;
-  /** The binding decision's numbers so far. */
-  readonly allowed: boolean;
-  readonly remaining: number;
-  readonly retryAfterMs: number;
+interface Merged {
+  readonly policyList: string;
+  readonly rateLimit: string;
+  /** The binding decision over every limiter so far. */
+  readonly binding: Decision;
+  /** The decision of the last limiter that decided: a later one merges onto this state only after it. */
+  readonly last: Decision;
 }
 
-/** By request object (Express `req`, Fastify `request`, Koa `ctx`, Hono `c`): one per request. */
-const sent = new WeakMap<object, Sent>();
-let handlers = 0;
+const merged = new WeakMap<object, Merged>();
 
-/** Counts an HTTP handler: with one in the process, no request can meet two, and nothing is kept. */
-export function countHandler(): void {
-  handlers++;
-}
-
-/** Whether what each limiter sends must be kept for the ones after it. */
-export function stacking(): boolean {
-  return handlers > 1;
-}
-
-const SINGLE = ['RateLimit-Policy', 'RateLimit', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
-const LEGACY = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
-
-/** Whether the earlier limiters' binding policy binds over `decision`'s. */
-function binds(earlier: Sent, decision: Decision): boolean {
+/** Whether `earlier` binds over `decision`: a refusal wins, then the longer retry, else the fewest remaining. */
+function binds(earlier: Decision, decision: Decision): boolean {
   if (earlier.allowed !== decision.allowed) return !earlier.allowed;
   if (!decision.allowed) return earlier.retryAfterMs > decision.retryAfterMs;
   return earlier.remaining < decision.remaining;
 }
 
-function copy(
-  names: readonly string[],
-  from: Readonly<Record<string, string>>,
-  into: Record<string, string>,
-) {
-  for (const name of names) {
-    const value = from[name];
-    if (value !== undefined) into[name] = value;
-  }
-}
-
-/** Merges into `headers` (this limiter's fields for `decision`) what earlier limiters sent on `req`. */
+/**
+ * Merges into `headers` (this limiter's fields for `decision`, written by `write`) what the limiters
+ * before it on `req` sent; `previous` is the decision the last of them put on the request.
+ */
 export function stack(
   req: object,
+  previous: Decision,
   mode: HeaderMode,
-  legacy: boolean,
   decision: Decision,
   headers: Record<string, string>,
+  write: (d: Decision, into: Record<string, string>) => void,
 ): void {
-  const earlier = sent.get(req);
-  const earlierBinds = earlier !== undefined && binds(earlier, decision);
-  if (earlier !== undefined) {
-    if (mode === 'draft-10' && earlier.mode === 'draft-10') {
-      headers['RateLimit-Policy'] = `${earlier.headers['RateLimit-Policy']}, ${headers['RateLimit-Policy']}`;
-      headers.RateLimit = `${earlier.headers.RateLimit}, ${headers.RateLimit}`;
-    } else if (mode !== false && mode === earlier.mode && earlierBinds)
-      copy(SINGLE, earlier.headers, headers);
-    if (legacy && earlier.legacy && earlierBinds) copy(LEGACY, earlier.headers, headers);
+  const kept = merged.get(req);
+  const before: Merged =
+    kept !== undefined && kept.last === previous
+      ? kept
+      : {
+          policyList: previous.policies.map(policyItem).join(', '),
+          rateLimit: previous.policies.map(stateItem).join(', '),
+          binding: previous,
+          last: previous,
+        };
+  const earlierBinds = binds(before.binding, decision);
+  if (mode === 'draft-10') {
+    headers['RateLimit-Policy'] = `${before.policyList}, ${headers['RateLimit-Policy']}`;
+    headers.RateLimit = `${before.rateLimit}, ${headers.RateLimit}`;
   }
-  const binding = earlierBinds ? earlier! : decision;
-  sent.set(req, {
-    mode,
-    legacy,
-    headers: { ...headers },
-    allowed: binding.allowed,
-    remaining: binding.remaining,
-    retryAfterMs: binding.retryAfterMs,
+  // The single-policy fields (and legacy ones) of the binding decision, this limiter's way.
+  if (earlierBinds) {
+    const draft10 =
+      mode === 'draft-10' ? { p: headers['RateLimit-Policy'], r: headers.RateLimit } : undefined;
+    write(before.binding, headers);
+    if (mode !== 'draft-10' && mode !== false) {
+      const binding = before.binding.policies.find((p) => p.name === before.binding.policy);
+      if (binding !== undefined) headers['RateLimit-Policy'] = shortPolicy(binding);
+    }
+    if (draft10 !== undefined) {
+      headers['RateLimit-Policy'] = draft10.p!;
+      headers.RateLimit = draft10.r!;
+    }
+  }
+  merged.set(req, {
+    policyList: headers['RateLimit-Policy'] ?? before.policyList,
+    rateLimit: headers.RateLimit ?? before.rateLimit,
+    binding: earlierBinds ? before.binding : decision,
+    last: decision,
   });
 }

@@ -88,6 +88,8 @@ export interface HttpOptions<Req = unknown, Res = unknown> extends LimiterOption
 export interface RequestReader<Req> {
   /** The address the connection comes from (before any proxy header), for the validation warnings. */
   peer?(req: Req): string | undefined;
+  /** The decision an earlier limiter put on this request (`req.rateLimit`), for stacked limiters' headers. */
+  previous?(req: Req): Decision | undefined;
   /** Whether the framework trusts every proxy (Express `trust proxy` = true), for the validation warnings. */
   trustsAnyProxy?(req: Req): boolean;
   /** The client IP as the framework resolved it (Express `req.ip`, Fastify `request.ip`). */
