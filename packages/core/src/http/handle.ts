@@ -70,7 +70,7 @@ import { clientAddress } from './ip.js';
 import { type ListConfig, listHolds } from './lists.js';
 import { type HttpConfig, parseHttpOptions } from './options.js';
 import { bannedBody, deniedBody, limitedBody, ProblemBodies, storeErrorBody } from './responses.js';
-import { stack } from './stacking.js';
+import { countHandler, mayStack, stack } from './stacking.js';
 import { type Identity, isThenable, SubjectResolver } from './subject.js';
 import type { HttpOptions, RequestReader } from './types.js';
 import { limiterMade, servingStarted, type WarningCode, WarningCodes, Warnings } from './validate.js';
@@ -278,6 +278,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     this.limitedBodies = new ProblemBodies((policy, retryAfterMs) =>
       limitedBody(config.statusCode, policy, retryAfterMs),
     );
+    countHandler();
     this.warnings = new Warnings(config.validate, config.limiter.name);
     this.watching = this.warnings.on;
     const { sources, verify } = config.subject;
@@ -442,7 +443,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     const headers: Record<string, string> = {};
     if (this.writeHeaders !== undefined) {
       this.writeHeaders(decision, headers);
-      const previous = this.reader.previous?.(req);
+      const previous = mayStack() ? this.reader.previous?.(req) : undefined;
       if (previous !== undefined)
         stack(req as object, previous, config.headers, decision, headers, this.writeHeaders);
     }

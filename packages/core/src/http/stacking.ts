@@ -21,6 +21,17 @@ interface Merged {
 }
 
 const merged = new WeakMap<object, Merged>();
+let handlers = 0;
+
+/** Counts an HTTP handler: with one in the process no request can meet two, and none is looked at. */
+export function countHandler(): void {
+  handlers++;
+}
+
+/** Whether a request may have met another limiter before this one. */
+export function mayStack(): boolean {
+  return handlers > 1;
+}
 
 /** Whether `earlier` binds over `decision`: a refusal wins, then the longer retry, else the fewest remaining. */
 function binds(earlier: Decision, decision: Decision): boolean {
