@@ -22,9 +22,15 @@ export { WarningCodes } from './http/validate.js';
 export type { CallOptions, Limiter } from './limiter.js';
 export { createLimiter } from './limiter.js';
 export type { LimiterOptions, OnStoreError, Policy } from './options.js';
+export type { ClusterStoreOptions } from './stores/cluster/cluster-store.js';
+export { ClusterStore } from './stores/cluster/cluster-store.js';
+export type { ClusterPrimary, ClusterPrimaryOptions } from './stores/cluster/primary.js';
 export type { MemoryStoreOptions } from './stores/memory-store.js';
 export { MemoryStore } from './stores/memory-store.js';
-export type { RedisScriptClient, RedisStoreOptions } from './stores/redis/redis-store.js';
+export type { RedisScriptClient } from './stores/redis/clients/ioredis.js';
+export type { NodeRedisScriptClient, NodeRedisScriptCluster } from './stores/redis/clients/node-redis.js';
+export type { RedisClient } from './stores/redis/clients/runner.js';
+export type { RedisStoreOptions } from './stores/redis/redis-store.js';
 export { RedisStore } from './stores/redis/redis-store.js';
 export type {
   PolicyOutcome,

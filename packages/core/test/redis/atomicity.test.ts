@@ -1,16 +1,26 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
 import { createLimiter, type Policy, RedisStore } from '@sluice/core';
-import { describeRedis, sharedCluster, sharedRedis } from '../../../../test/support/redis.js';
+import { describeRedis } from '../../../../test/support/redis.js';
 import { algorithmNames } from '../../src/algorithms/index.js';
-import type { Burst, BurstResult, BurstTarget } from './burst-child.js';
-import { closeClients, clusterClient, standaloneClient, uniquePrefix } from './clients.js';
+import type { Burst, BurstResult } from './burst-child.js';
+import {
+  type Backend,
+  CLIENT_NAMES,
+  type ClientName,
+  closeClients,
+  sharedClient,
+  sharedTarget,
+  type Target,
+  uniquePrefix,
+} from './clients.js';
 
 /**
  * Four processes, each firing 500 concurrent consumes for one subject with a limit of 1000 in a long
- * window: exactly 1000 are allowed, for every algorithm, on a standalone server and on a cluster.
- * With two policies, a denied call charges neither: the looser policy is left with exactly its
- * limit minus 1000.
+ * window: exactly 1000 are allowed, for every algorithm, on a standalone server and on a cluster,
+ * on every client, and with the four processes each on a different client (keys do not depend on the
+ * client). With two policies, a denied call charges neither: the looser policy is left with exactly
+ * its limit minus 1000.
  */
 const PROCESSES = 4;
 const CALLS = 500;
@@ -45,15 +55,16 @@ const pairs: Array<{ policies: Policy[]; spare: number }> = [
   },
 ];
 
-function startChildren(target: BurstTarget): Promise<ChildProcess[]> {
+/** One process per entry of `clients`, each on its client. */
+function startChildren(target: Target, clients: readonly ClientName[]): Promise<ChildProcess[]> {
   const launcher = join(__dirname, '../../../../test/support/ts-register.cjs');
   return Promise.all(
-    Array.from({ length: PROCESSES }, async () => {
+    clients.map(async (client) => {
       const child = fork(launcher, [join(__dirname, 'burst-child.ts')], { stdio: 'inherit' });
       await new Promise<void>((resolve, reject) => {
         child.once('message', () => resolve());
         child.once('exit', (code) => reject(new Error(`burst child exited (${code})`)));
-        child.send({ target });
+        child.send({ target, client });
       });
       return child;
     }),
@@ -80,20 +91,20 @@ async function fire(children: ChildProcess[], burst: Burst): Promise<BurstResult
 }
 
 describeRedis('RedisStore atomicity under concurrent processes', () => {
-  describe.each(['standalone', 'cluster'])('%s', (backend) => {
+  /** [label, backend, the client of each process] */
+  const runs: Array<[string, Backend, ClientName[]]> = [];
+  for (const backend of ['standalone', 'cluster'] as const) {
+    for (const name of CLIENT_NAMES) runs.push([name, backend, Array(PROCESSES).fill(name)]);
+    runs.push(['every client at once', backend, [...CLIENT_NAMES]]);
+  }
+
+  describe.each(runs)('%s, %s', (_label, backend, clients) => {
     let children: ChildProcess[] = [];
     let store: RedisStore;
 
     beforeAll(async () => {
-      if (backend === 'standalone') {
-        const url = await sharedRedis();
-        store = new RedisStore({ client: standaloneClient(url) });
-        children = await startChildren({ url });
-      } else {
-        const nodes = await sharedCluster();
-        store = new RedisStore({ client: clusterClient(nodes) });
-        children = await startChildren({ nodes });
-      }
+      store = new RedisStore({ client: await sharedClient(clients[0]!, backend) });
+      children = await startChildren(await sharedTarget(backend), clients);
     });
 
     afterAll(async () => {

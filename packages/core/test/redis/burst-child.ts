@@ -3,11 +3,8 @@
  * over IPC which Redis to use, then, per message, fires `calls` concurrent consumes for one subject
  * and answers with what it was told.
  */
-import { createLimiter, type Policy, RedisStore } from '@sluice/core';
-import Redis, { Cluster } from 'ioredis';
-import type { RedisNode } from '../../../../test/support/redis.js';
-
-export type BurstTarget = { url: string } | { nodes: RedisNode[] };
+import { createLimiter, type Policy, type RedisClient, RedisStore } from '@sluice/core';
+import { type ClientName, closeClients, connectClient, type Target } from './clients.js';
 
 export interface Burst {
   policies: Policy[];
@@ -24,7 +21,7 @@ export interface BurstResult {
   errors: string[];
 }
 
-let client: Redis | Cluster | undefined;
+let client: RedisClient | undefined;
 
 async function burst({ policies, prefix, subject, calls }: Burst): Promise<BurstResult> {
   const limiter = createLimiter({
@@ -51,19 +48,16 @@ async function burst({ policies, prefix, subject, calls }: Burst): Promise<Burst
   return result;
 }
 
-process.on('message', (message: { target?: BurstTarget; burst?: Burst; quit?: true }) => {
+process.on('message', (message: { target?: Target; client?: ClientName; burst?: Burst; quit?: true }) => {
   if (message.target !== undefined) {
-    const { target } = message;
-    client =
-      'url' in target
-        ? new Redis(target.url, { enableAutoPipelining: true })
-        : new Cluster(target.nodes, { enableAutoPipelining: true });
-    client.once('ready', () => process.send!({ ready: true }));
+    connectClient(message.client!, message.target, { autoPipelining: true }).then((connected) => {
+      client = connected;
+      process.send!({ ready: true });
+    });
   } else if (message.burst !== undefined) {
     burst(message.burst).then((result) => process.send!({ result }));
   } else if (message.quit) {
-    client?.disconnect();
-    process.disconnect();
+    closeClients().then(() => process.disconnect());
   }
 });
 // The test process is gone (ended, or killed): so is the reason to live.

@@ -1,30 +1,141 @@
+import type { RedisClient } from '@sluice/core';
 import Redis, { Cluster } from 'ioredis';
-import type { RedisNode } from '../../../../test/support/redis.js';
+import Valkey, { Cluster as ValkeyCluster } from 'iovalkey';
+import * as nodeRedis4 from 'redis4';
+import * as nodeRedis5 from 'redis5';
+import { type RedisNode, sharedCluster, sharedRedis } from '../../../../test/support/redis.js';
 
-/** ioredis clients for the Redis suites; `close()` ends every client made here. */
-const made: Array<Redis | Cluster> = [];
+/**
+ * The Redis clients RedisStore accepts, for the Redis suites: every suite that proves a guarantee runs
+ * once per client, on the same servers. `closeClients()` ends every client made here.
+ */
+export type ClientName = 'ioredis' | 'iovalkey' | 'node-redis v4' | 'node-redis v5';
+export const CLIENT_NAMES: readonly ClientName[] = ['ioredis', 'iovalkey', 'node-redis v4', 'node-redis v5'];
 
-export function standaloneClient(url: string, options: { autoPipelining?: boolean } = {}): Redis {
-  const client = new Redis(url, {
-    enableAutoPipelining: options.autoPipelining ?? false,
-    maxRetriesPerRequest: 1,
-  });
+export interface ClientOptions {
+  /** ioredis and iovalkey only: node-redis always writes a turn's commands together. */
+  autoPipelining?: boolean;
+}
+
+/** What a test needs to end a client, whichever library made it. */
+interface Closable {
+  quit?(): Promise<unknown>;
+  disconnect?(): unknown;
+  destroy?(): unknown;
+}
+
+const made: Closable[] = [];
+
+function keep<T extends Closable>(client: T): T {
   made.push(client);
   return client;
 }
 
-export function clusterClient(nodes: RedisNode[], options: { autoPipelining?: boolean } = {}): Cluster {
-  const client = new Cluster(nodes, {
-    enableAutoPipelining: options.autoPipelining ?? false,
-    redisOptions: { maxRetriesPerRequest: 1 },
-  });
-  made.push(client);
+/** What the suites use of a node-redis module, the same in v4 and v5. */
+interface NodeRedisClient extends Closable {
+  on(event: 'error', listener: () => void): unknown;
+  connect(): Promise<unknown>;
+}
+interface NodeRedisModule {
+  createClient(options: { url: string }): NodeRedisClient;
+  createCluster(options: { rootNodes: Array<{ url: string }> }): NodeRedisClient;
+}
+const nodeRedisModules: Record<string, NodeRedisModule> = {
+  'node-redis v4': nodeRedis4 as unknown as NodeRedisModule,
+  'node-redis v5': nodeRedis5 as unknown as NodeRedisModule,
+};
+
+/** An ioredis client on a standalone server (for what a suite does beside the client under test). */
+export function standaloneClient(url: string, options: ClientOptions = {}): Redis {
+  return keep(new Redis(url, ioOptions(options)));
+}
+
+/** An ioredis client on a Redis Cluster. */
+export function clusterClient(nodes: RedisNode[], options: ClientOptions = {}): Cluster {
+  return keep(new Cluster(nodes, { ...ioOptions(options), redisOptions: { maxRetriesPerRequest: 1 } }));
+}
+
+function ioOptions(options: ClientOptions) {
+  return { enableAutoPipelining: options.autoPipelining ?? false, maxRetriesPerRequest: 1 };
+}
+
+export type Target = { url: string } | { nodes: RedisNode[] };
+
+/** A client of `name` on a standalone server (`url`) or a cluster (`nodes`), connected. */
+export async function connectClient(
+  name: ClientName,
+  target: Target,
+  options: ClientOptions = {},
+): Promise<RedisClient> {
+  if (name === 'ioredis' || name === 'iovalkey') {
+    const client =
+      name === 'ioredis'
+        ? 'url' in target
+          ? standaloneClient(target.url, options)
+          : clusterClient(target.nodes, options)
+        : 'url' in target
+          ? keep(new Valkey(target.url, ioOptions(options)))
+          : keep(
+              new ValkeyCluster(target.nodes, {
+                ...ioOptions(options),
+                redisOptions: { maxRetriesPerRequest: 1 },
+              }),
+            );
+    await new Promise<void>((resolve) =>
+      (client as { once(event: 'ready', listener: () => void): unknown }).once('ready', () => resolve()),
+    );
+    return client;
+  }
+  const module = nodeRedisModules[name]!;
+  const client =
+    'url' in target
+      ? module.createClient({ url: target.url })
+      : module.createCluster({
+          rootNodes: target.nodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` })),
+        });
+  client.on('error', () => {});
+  await client.connect();
+  return keep(client) as unknown as RedisClient;
+}
+
+export type Backend = 'standalone' | 'cluster';
+
+/** A client of `name` on the run's shared standalone server or cluster. */
+export function sharedClient(name: ClientName, backend: Backend): Promise<RedisClient> {
+  const key = `${name} ${backend}`;
+  let client = shared.get(key);
+  if (client === undefined) {
+    client = sharedTarget(backend).then((target) => connectClient(name, target));
+    shared.set(key, client);
+  }
   return client;
 }
+/** One client per name and backend, until `closeClients()`. */
+const shared = new Map<string, Promise<RedisClient>>();
+
+/** The run's shared standalone server or cluster. */
+export async function sharedTarget(backend: Backend): Promise<Target> {
+  return backend === 'standalone' ? { url: await sharedRedis() } : { nodes: await sharedCluster() };
+}
+
+/** Every client on both backends, as `test.each` rows: ['ioredis', 'standalone'], ... */
+export const CLIENTS_AND_BACKENDS: ReadonlyArray<readonly [ClientName, Backend]> = CLIENT_NAMES.flatMap(
+  (name) => [[name, 'standalone'] as const, [name, 'cluster'] as const],
+);
 
 export async function closeClients(): Promise<void> {
+  shared.clear();
   const all = made.splice(0);
-  await Promise.all(all.map((c) => c.quit().catch(() => c.disconnect())));
+  await Promise.all(
+    all.map(async (client) => {
+      try {
+        if (client.quit !== undefined) await client.quit();
+        else client.destroy?.();
+      } catch {
+        client.disconnect?.();
+      }
+    }),
+  );
 }
 
 /** A key prefix no other test or run uses: suites share the servers. */

@@ -1,8 +1,7 @@
 import { createLimiter, MemoryStore, RedisStore } from '@sluice/core';
 import { runTrace } from '@sluice/core/testing';
-import type { Cluster, Redis } from 'ioredis';
-import { describeRedis, sharedCluster, sharedRedis } from '../../../../test/support/redis.js';
-import { closeClients, clusterClient, standaloneClient, uniquePrefix } from './clients.js';
+import { describeRedis } from '../../../../test/support/redis.js';
+import { CLIENTS_AND_BACKENDS, closeClients, sharedClient, uniquePrefix } from './clients.js';
 import { capacityOf, multi, single, tracesFor } from './policy-sets.js';
 
 /**
@@ -13,16 +12,11 @@ import { capacityOf, multi, single, tracesFor } from './policy-sets.js';
  * differed for every algorithm (failed on 13f5928).
  */
 describeRedis('RedisStore with its deny cache decides as MemoryStore', () => {
-  const clients = new Map<string, Redis | Cluster>();
-
-  beforeAll(async () => {
-    clients.set('standalone', standaloneClient(await sharedRedis()));
-    clients.set('cluster', clusterClient(await sharedCluster()));
-  });
   afterAll(closeClients);
 
   describe.each([...single, ...multi])('%s', (_label, policies) => {
-    test.each(['standalone', 'cluster'])('%s: the same decision at every step', async (backend) => {
+    test.each(CLIENTS_AND_BACKENDS)('%s, %s: the same decision at every step', async (name, backend) => {
+      const client = await sharedClient(name, backend);
       let cacheable = 0;
       for (const trace of tracesFor(policies, capacityOf(policies) + 1, [1, 2, 3, 4])) {
         const memory = await runTrace(
@@ -36,7 +30,7 @@ describeRedis('RedisStore with its deny cache decides as MemoryStore', () => {
               policies,
               prefix,
               storeTimeout: '10s',
-              store: new RedisStore({ client: clients.get(backend)!, clock }),
+              store: new RedisStore({ client, clock }),
             }),
           trace,
         );

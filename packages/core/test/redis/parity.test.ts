@@ -1,6 +1,7 @@
 import {
   createLimiter,
   MemoryStore,
+  type RedisClient,
   RedisStore,
   type RefundCall,
   type Store,
@@ -9,16 +10,14 @@ import {
   type StoreOutcome,
 } from '@sluice/core';
 import { runTrace } from '@sluice/core/testing';
-import type Redis from 'ioredis';
-import type { Cluster } from 'ioredis';
-import { describeRedis, sharedCluster, sharedRedis } from '../../../../test/support/redis.js';
-import { closeClients, clusterClient, standaloneClient, uniquePrefix } from './clients.js';
+import { describeRedis } from '../../../../test/support/redis.js';
+import { CLIENTS_AND_BACKENDS, closeClients, sharedClient, uniquePrefix } from './clients.js';
 import { multi, SEEDS, single, tracesFor } from './policy-sets.js';
 import { reported } from './store-calls.js';
 
 /**
  * The same random traces on a manual clock give identical decisions on MemoryStore and RedisStore
- * (standalone and cluster): every algorithm alone, and multi-policy limiters with a global policy,
+ * (standalone and cluster, on every client): every algorithm alone, and multi-policy limiters with a global policy,
  * concurrency leases, refunds, releases, resets and peeks. Compared call by call at the store: a
  * decision is built from the store's outcome alone (decision.ts), so equal outcomes are equal decisions.
  */
@@ -65,7 +64,7 @@ function outcomeOf({ now, steps }: StoreOutcome) {
 }
 
 /** Replays `log` on a RedisStore; returns the first outcome that differs from the memory store's. */
-async function replay(client: Redis | Cluster, log: readonly Recorded[]) {
+async function replay(client: RedisClient, log: readonly Recorded[]) {
   let now = 0;
   const store = new RedisStore({ client, clock: () => now });
   for (const [index, entry] of log.entries()) {
@@ -85,19 +84,13 @@ async function replay(client: Redis | Cluster, log: readonly Recorded[]) {
 }
 
 describeRedis('RedisStore parity with MemoryStore', () => {
-  const clients = new Map<string, Redis | Cluster>();
-
-  beforeAll(async () => {
-    clients.set('standalone', standaloneClient(await sharedRedis()));
-    clients.set('cluster', clusterClient(await sharedCluster()));
-  });
-
   afterAll(closeClients);
 
   describe.each([...single, ...multi])('%s', (_label, policies) => {
-    test.each(['standalone', 'cluster'])(
-      '%s: the same outcome for every call of every trace',
-      async (backend) => {
+    test.each(CLIENTS_AND_BACKENDS)(
+      '%s, %s: the same outcome for every call of every trace',
+      async (name, backend) => {
+        const client = await sharedClient(name, backend);
         let denials = 0;
         let refunds = 0;
         for (const trace of tracesFor(policies)) {
@@ -107,7 +100,7 @@ describeRedis('RedisStore parity with MemoryStore', () => {
             recorder = new RecordingStore(clock);
             return createLimiter({ policies, prefix, store: recorder });
           }, trace);
-          expect(await replay(clients.get(backend)!, recorder!.log)).toBeNull();
+          expect(await replay(client, recorder!.log)).toBeNull();
           denials += results.filter((r) => r !== null && !r.allowed).length;
           refunds += recorder!.log.filter((e) => e.op === 'refund').length;
         }

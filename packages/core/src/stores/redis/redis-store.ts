@@ -1,31 +1,8 @@
 import { describeValue, ErrorCodes, SluiceConfigError } from '../../errors.js';
 import type { PolicyOutcome, RefundCall, Store, StoreCall, StoreLimiter, StoreOutcome } from '../store.js';
+import { type RedisClient, runnerFor, type ScriptRunner } from './clients/runner.js';
 import { type KeyPlan, planOf } from './keys.js';
 import { NEVER, Op, REPLY_FIELDS, script, scriptSha } from './script.js';
-
-/**
- * What the store needs of a Redis client: EVALSHA and EVAL. An ioredis `Redis` or `Cluster` fits (the
- * cluster client routes each call by its first key, and every key of a call shares one slot).
- */
-export interface RedisScriptClient {
-  evalsha(sha: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>;
-  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>;
-  /** True for a Redis Cluster client (ioredis `Cluster`): a batch then holds one hash tag's calls. */
-  readonly isCluster?: boolean;
-  /**
-   * When the client has it (ioredis does), each batch is written at once through a pipeline of its one
-   * command: ioredis's auto-pipelining would hold it for a further turn of the event loop.
-   */
-  pipeline?(): {
-    evalsha(
-      sha: string,
-      numKeys: number,
-      ...args: Array<string | number>
-    ): {
-      exec(): Promise<Array<[Error | null, unknown]> | null>;
-    };
-  };
-}
 
 /**
  * A batch is sent as soon as it holds this many calls, the rest at the end of the turn: Redis then
@@ -60,23 +37,16 @@ interface Waiter {
 }
 
 export interface RedisStoreOptions {
-  /** An ioredis `Redis` or `Cluster` (or any client with `evalsha` and `eval`). */
-  client: RedisScriptClient;
+  /**
+   * An ioredis or iovalkey `Redis` or `Cluster`, or a node-redis v4/v5 client (`createClient`) or
+   * cluster (`createCluster`).
+   */
+  client: RedisClient;
   /** Milliseconds since the epoch, instead of Redis `TIME`; for tests (a manual clock). */
   clock?: () => number;
 }
 
 const OPTION_KEYS = new Set(['client', 'clock']);
-
-function isScriptClient(value: unknown): value is RedisScriptClient {
-  const client = value as RedisScriptClient;
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof client.evalsha === 'function' &&
-    typeof client.eval === 'function'
-  );
-}
 
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
@@ -90,7 +60,7 @@ function isNoScript(error: unknown): boolean {
 export class RedisStore implements Store {
   readonly local = false;
   readonly clock: (() => number) | undefined;
-  private readonly client: RedisScriptClient;
+  private readonly client: ScriptRunner;
 
   constructor(options: RedisStoreOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -110,11 +80,12 @@ export class RedisStore implements Store {
       }
     }
     const { client, clock } = options;
-    if (!isScriptClient(client)) {
+    const runner = runnerFor(client);
+    if (runner === undefined) {
       throw new SluiceConfigError(
         ErrorCodes.INVALID_STORE,
         'RedisStore.client',
-        `expected an ioredis Redis or Cluster (a client with evalsha and eval); got ${describeValue(client)}`,
+        `expected an ioredis or iovalkey Redis or Cluster, or a node-redis client or cluster (createClient, createCluster); got ${describeValue(client)}`,
       );
     }
     if (clock !== undefined && typeof clock !== 'function') {
@@ -124,7 +95,7 @@ export class RedisStore implements Store {
         `expected a function; got ${describeValue(clock)}`,
       );
     }
-    this.client = client;
+    this.client = runner;
     this.clock = clock;
   }
 
@@ -175,7 +146,7 @@ export class RedisStore implements Store {
   /** The open batch a call of `plan` for `subject` joins; a flush is due once one is open. */
   private batchOf(plan: KeyPlan, subject: string): Batch {
     // Calls may share a script run only when their keys share a slot: on a cluster, a hash tag's.
-    const tag = this.client.isCluster === true ? plan.tagOf(subject) : '';
+    const tag = this.client.isCluster ? plan.tagOf(subject) : '';
     let open = this.pending.get(plan);
     if (open === undefined) {
       open = new Map();
@@ -229,24 +200,12 @@ export class RedisStore implements Store {
   private run(numKeys: number, args: Array<string | number>): Promise<unknown> {
     let sent: Promise<unknown>;
     try {
-      const { pipeline } = this.client;
-      sent =
-        pipeline !== undefined
-          ? pipeline
-              .call(this.client)
-              .evalsha(scriptSha, numKeys, ...args)
-              .exec()
-              .then((results) => {
-                const [error, reply] = results![0]!;
-                if (error) throw error;
-                return reply;
-              })
-          : this.client.evalsha(scriptSha, numKeys, ...args);
+      sent = this.client.evalsha(scriptSha, numKeys, args);
     } catch (error) {
       return Promise.reject(error);
     }
     return sent.catch((error: unknown) => {
-      if (isNoScript(error)) return this.client.eval(script, numKeys, ...args);
+      if (isNoScript(error)) return this.client.eval(script, numKeys, args);
       throw error;
     });
   }
