@@ -31,10 +31,16 @@ export class Deadlines {
 
   /**
    * Calls `answered` with what `promise` resolves to, or `failed` when it rejects or once `timeoutMs`
-   * have passed: exactly one of them, once. A later answer is ignored, and a later rejection is handled
-   * here, so it never goes unhandled. Callbacks rather than a promise: a decision costs no promise more.
+   * have passed: exactly one of them, once. An answer after the deadline goes to `late` (the store did
+   * the work: what it charged must be given back), and a later rejection is handled here, so it never
+   * goes unhandled. Callbacks rather than a promise: a decision costs no promise more.
    */
-  watch<T>(promise: Promise<T>, answered: (value: T) => void, failed: (error: unknown) => void): void {
+  watch<T>(
+    promise: Promise<T>,
+    answered: (value: T) => void,
+    failed: (error: unknown) => void,
+    late?: (value: T) => void,
+  ): void {
     const waiter: Waiter = {
       deadline: performance.now() + this.timeoutMs,
       fail: () => failed(timedOut),
@@ -47,6 +53,7 @@ export class Deadlines {
     promise.then(
       (value) => {
         if (this.settle(waiter)) answered(value);
+        else late?.(value);
       },
       (error: unknown) => {
         if (this.settle(waiter)) failed(error);

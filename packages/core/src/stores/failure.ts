@@ -149,8 +149,20 @@ export class StoreGuard {
           resolve(decision);
         },
         (error) => resolve(this.failed(call, admission, error)),
+        (outcome) => this.giveBackLate(outcome, call),
       );
     });
+  }
+
+  /**
+   * A call decided without the store whose store answer came anyway (Redis ran it once a stall ended):
+   * what it charged, rate and lease, is given back, or a stall would leave charges no request holds
+   * (a subject pinned by leases for a window, refusals that used quota, 'local' counting twice). Sent
+   * even while the circuit is open: the store has just answered.
+   */
+  private giveBackLate(outcome: StoreOutcome, call: StoreCall): void {
+    if (call.mode !== 'consume' || !outcome.steps.every((s) => s.allowed)) return;
+    this.deadlines.race(Promise.resolve(this.finish(outcome, call, this.store).refund?.())).catch(() => {});
   }
 
   /** Gives a charge back; never rejects. */

@@ -1,0 +1,69 @@
+import { createLimiter, type Decision, type OnStoreError, RedisStore } from '@sluice/core';
+import Redis from 'ioredis';
+import {
+  CLIENT_NAMES,
+  type ClientName,
+  closeClients,
+  connectClient,
+  uniquePrefix,
+} from '../../packages/core/test/redis/clients.js';
+import { describeRedis, type RedisProcess, startRedis } from '../support/redis.js';
+
+// A call that outlived storeTimeout was decided by onStoreError, but Redis still ran it once the stall
+// ended, and its charge stayed: a concurrency lease pinned the subject for the whole window with
+// nothing in flight, 'deny' refusals used up the quota, 'local' counted each request twice (failed on
+// d34be6e: remaining 0 after the stall, for every mode and algorithm). A late answer that charged is
+// now given back, on every client.
+describeRedis('a store answer that comes after storeTimeout charges nothing', () => {
+  let server: RedisProcess;
+  let admin: Redis;
+
+  beforeAll(async () => {
+    server = await startRedis();
+    admin = new Redis(server.url);
+  });
+  afterAll(async () => {
+    admin.disconnect();
+    await closeClients();
+    await server.stop();
+  });
+
+  const modes: OnStoreError[] = ['deny', 'allow', 'local'];
+  const runs = CLIENT_NAMES.flatMap((name) =>
+    modes.map((mode) => [name, mode] as [ClientName, OnStoreError]),
+  );
+
+  test.each(runs)(
+    "%s, onStoreError '%s': Redis stalls past storeTimeout, then runs the calls",
+    async (name, mode) => {
+      const limiter = createLimiter({
+        policies: [
+          { limit: 2, window: '1m', algorithm: 'concurrency' },
+          { limit: 2, window: '1m', algorithm: 'sliding-window' },
+        ],
+        prefix: uniquePrefix('late'),
+        store: new RedisStore({ client: await connectClient(name, { url: server.url }) }),
+        storeTimeout: '100ms',
+        onStoreError: mode,
+      });
+      await admin.call('CLIENT', 'PAUSE', '500', 'ALL');
+      const during: Decision[] = await Promise.all([limiter.consume('u'), limiter.consume('u')]);
+      expect(during.every((d) => d.degraded === true)).toBe(true);
+      // What the adapters do when the responses end.
+      await Promise.all(during.map((d) => (d.release ?? d.refund)?.()));
+
+      // Once Redis runs the stalled calls, their answers come back late and are given back.
+      let seen: Decision | undefined;
+      for (let i = 0; i < 100; i++) {
+        seen = await limiter.peek('u');
+        if (!seen.degraded && seen.remaining === 2) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(seen).toMatchObject({ allowed: true, remaining: 2 });
+      expect(seen!.degraded).toBeUndefined();
+      const next = await limiter.consume('u');
+      expect(next).toMatchObject({ allowed: true, remaining: 1 });
+      expect(next.degraded).toBeUndefined();
+    },
+  );
+});
