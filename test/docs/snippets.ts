@@ -97,6 +97,7 @@ export function writeProject(dir: string, all: readonly Snippet[]): string[] {
         paths: {
           '@sluice/core': ['packages/core/src/index.ts'],
           '@sluice/core/otel': ['packages/core/src/otel/index.ts'],
+          '@sluice/core/testing': ['packages/core/src/testing/index.ts'],
           '@sluice/express': ['packages/express/src/index.ts'],
           '@sluice/fastify': ['packages/fastify/src/index.ts'],
           express: ['packages/express/node_modules/@types/express'],

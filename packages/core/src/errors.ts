@@ -16,7 +16,10 @@ export const ErrorCodes = {
   NO_POLICY: 'ERR_SLUICE_NO_POLICY',
   /** Two policies of one limiter with the same name. */
   DUPLICATE_POLICY: 'ERR_SLUICE_DUPLICATE_POLICY',
-  /** A store that does not implement the Store interface, or a Redis client that lacks what it needs. */
+  /**
+   * A store that does not implement the Store interface, a Redis client that lacks what it needs, or a
+   * ClusterStore created outside a cluster worker.
+   */
   INVALID_STORE: 'ERR_SLUICE_INVALID_STORE',
   /** A constant `cost` larger than the capacity of every policy: no request could ever pass. */
   COST_EXCEEDS_CAPACITY: 'ERR_SLUICE_COST_EXCEEDS_CAPACITY',
