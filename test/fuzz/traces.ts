@@ -79,9 +79,16 @@ export function neverOverTheLimit(
   refunds: 'some' | 'many' = 'some',
 ): fc.IAsyncPropertyWithHooks<[Policy[], TraceStep[], number]> {
   return fc.asyncProperty(policies, guardedTrace(60, refunds), startOf, async (chosen, trace, start) => {
-    const results = await runTrace((clock) => createLimiter({ policies: chosen, ...place(clock) }), trace, {
-      start,
-    });
+    // One placement per run: a reset `elsewhere` is made by a second limiter on the same store.
+    let options: LimiterOptions | undefined;
+    const results = await runTrace(
+      (clock) => {
+        options ??= { policies: chosen, ...place(clock) };
+        return createLimiter(options);
+      },
+      trace,
+      { start },
+    );
     const breach = firstBreach(chosen, trace, results, start);
     if (breach !== undefined) throw new Error(breach);
     for (const [i, result] of results.entries()) {

@@ -3,7 +3,6 @@ import { decisionChannel, publishDecision } from './diagnostics.js';
 import { ErrorCodes } from './errors.js';
 import { encodeName, encodeSubject, policyNamespace } from './keys.js';
 import { type LimiterConfig, type LimiterOptions, parseLimiterOptions } from './options.js';
-import { ResetLog } from './reset-log.js';
 import { StoreGuard } from './stores/failure.js';
 import { type KeySpace, MemoryStore } from './stores/memory-store.js';
 import type { Store, StoreCall, StoreLimiter, StoreOutcome, StorePolicy } from './stores/store.js';
@@ -80,8 +79,6 @@ class SluiceLimiter implements Limiter {
   /** The concurrency policies alone: what `release()` gives back. */
   private readonly leases: StoreLimiter | undefined;
   private leaseId: number;
-  /** Resets made through this limiter: a charge made before its subject's reset is not given back. */
-  private readonly resets = new ResetLog();
   /**
    * The limiters that keep this one's ban (strikes and marker), registered by the HTTP `ban` option:
    * `reset` resets them too, so it lifts the ban in the store and in this process's deny caches.
@@ -158,7 +155,6 @@ class SluiceLimiter implements Limiter {
 
   async reset(subject: string): Promise<void> {
     const encoded = encodeSubject(checkSubject(subject));
-    this.resets.record(encoded);
     const own = this.guard === undefined ? this.store.reset(this.target, encoded) : this.guard.reset(encoded);
     const { companions } = this;
     if (companions === undefined) return own;
@@ -175,9 +171,7 @@ class SluiceLimiter implements Limiter {
     const now = store.clock();
     const step = store.decideOne(this.only!, this.space!, encoded, cost, leaseId, mode, now);
     const charged = step.allowed && mode === 'consume';
-    const refund = charged
-      ? giveBackOnce(store, this.target, encoded, cost, now, leaseId, this.resets)
-      : undefined;
+    const refund = charged ? giveBackOnce(store, this.target, encoded, cost, now, leaseId) : undefined;
     const decision = buildOneDecision(this.policies[0]!, step, refund);
     if (charged && this.leases !== undefined) this.release(decision, encoded, cost, now, leaseId, store);
     return decision;
@@ -237,9 +231,7 @@ class SluiceLimiter implements Limiter {
     const { steps, now } = outcome;
     const { subject, cost, leaseId } = call;
     const charged = call.mode === 'consume' && steps.every((s) => s.allowed);
-    const refund = charged
-      ? giveBackOnce(refunds, this.target, subject, cost, now, leaseId, this.resets)
-      : undefined;
+    const refund = charged ? giveBackOnce(refunds, this.target, subject, cost, now, leaseId) : undefined;
     const decision = buildDecision(this.policies, steps, refund);
     if (charged && this.leases !== undefined) this.release(decision, subject, cost, now, leaseId, refunds);
     return decision;
@@ -254,14 +246,14 @@ class SluiceLimiter implements Limiter {
     leaseId: number,
     refunds: Pick<Store, 'refund'>,
   ): void {
-    decision.release = giveBackOnce(refunds, this.leases!, subject, cost, chargedAt, leaseId, this.resets);
+    decision.release = giveBackOnce(refunds, this.leases!, subject, cost, chargedAt, leaseId);
   }
 }
 
 /**
- * A function that gives a charge back once; later calls do nothing, and so does a call after the
- * subject was reset through the limiter (the reset took the charge already). The charge is built only
- * then.
+ * A function that gives a charge back once; later calls do nothing. The charge is built only then. A
+ * charge made before its subject's reset gives nothing back: the store sees that (its reset marks),
+ * whichever process or limiter object reset the subject.
  */
 function giveBackOnce(
   refunds: Pick<Store, 'refund'>,
@@ -270,14 +262,11 @@ function giveBackOnce(
   cost: number,
   chargedAt: number,
   leaseId: number,
-  resets: ResetLog,
 ): () => Promise<void> {
-  const moment = resets.moment;
   let done = false;
   return async () => {
     if (done) return;
     done = true;
-    if (resets.resetSince(subject, moment)) return;
     await refunds.refund({ limiter, subject, charge: { cost, chargedAt, leaseId } });
   };
 }

@@ -1,8 +1,8 @@
-import { createLimiter, MemoryStore, type Policy } from '@sluice/core';
+import { createLimiter, type Policy } from '@sluice/core';
 import { manualClock, referenceTrace, runTrace } from '@sluice/core/testing';
 import fc from 'fast-check';
 import { algorithmNames, bucketAlgorithms } from '../src/algorithms/index.js';
-import { NUM_RUNS, policyOf, startOf, traceOf } from './arbitraries.js';
+import { NUM_RUNS, policyOf, startOf, storeOf, traceOf } from './arbitraries.js';
 
 /**
  * Every algorithm against its reference model (src/testing/reference-models.ts) over random traces:
@@ -11,7 +11,7 @@ import { NUM_RUNS, policyOf, startOf, traceOf } from './arbitraries.js';
  */
 
 const memoryLimiter = (policy: Policy) => (clock: ReturnType<typeof manualClock>) =>
-  createLimiter({ policies: [policy], store: new MemoryStore({ clock }) });
+  createLimiter({ policies: [policy], store: storeOf(clock) });
 
 function capacityOf(policy: Policy): number {
   return policy.burst ?? policy.limit;

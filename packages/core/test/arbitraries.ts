@@ -1,4 +1,4 @@
-import type { AlgorithmName, Policy } from '@sluice/core';
+import { type AlgorithmName, MemoryStore, type Policy } from '@sluice/core';
 import type { TraceStep } from '@sluice/core/testing';
 import fc from 'fast-check';
 import { bucketAlgorithms } from '../src/algorithms/index.js';
@@ -64,7 +64,8 @@ export function traceOf(shape: TraceShape): fc.Arbitrary<TraceStep[]> {
     advanceMs,
     of: fc.nat(),
   });
-  const reset = fc.record({ op: fc.constant('reset' as const), advanceMs, subject });
+  // Some resets come from another limiter object on the same store (another process, an admin tool).
+  const reset = fc.record({ op: fc.constant('reset' as const), advanceMs, subject, elsewhere: fc.boolean() });
   const step: fc.Arbitrary<TraceStep> = withGiveBacks
     ? fc.oneof(
         { weight: 8, arbitrary: call },
@@ -80,3 +81,17 @@ export function traceOf(shape: TraceShape): fc.Arbitrary<TraceStep[]> {
 
 /** Window alignment varies with the start time. */
 export const startOf = fc.integer({ min: 1_700_000_000_000, max: 1_700_000_100_000 });
+
+/**
+ * One MemoryStore per manual clock: a trace's resets `elsewhere` build a second limiter with the same
+ * clock, and it must count on the same store.
+ */
+const storesByClock = new WeakMap<object, MemoryStore>();
+export function storeOf(clock: () => number): MemoryStore {
+  let store = storesByClock.get(clock);
+  if (store === undefined) {
+    store = new MemoryStore({ clock });
+    storesByClock.set(clock, store);
+  }
+  return store;
+}

@@ -2,7 +2,7 @@ import { createLimiter, type Decision, MemoryStore, type Policy } from '@sluice/
 import { manualClock, referenceTrace, runTrace, type TraceStep } from '@sluice/core/testing';
 import fc from 'fast-check';
 import { algorithmNames } from '../src/algorithms/index.js';
-import { NUM_RUNS, policyOf, startOf, traceOf } from './arbitraries.js';
+import { NUM_RUNS, policyOf, startOf, storeOf, traceOf } from './arbitraries.js';
 
 /** Two or three policies of any algorithms, some of them global. */
 const policiesArb = fc
@@ -30,7 +30,7 @@ const scenarioArb = policiesArb.chain((policies) => {
 });
 
 function memoryLimiter(policies: Policy[], clock: ReturnType<typeof manualClock>) {
-  return createLimiter({ policies, store: new MemoryStore({ clock }) });
+  return createLimiter({ policies, store: storeOf(clock) });
 }
 
 /** A decision without its functions. */

@@ -2,6 +2,8 @@ import type { NextState, State } from '../algorithms/index.js';
 import { describeValue, ErrorCodes, SluiceConfigError } from '../errors.js';
 import {
   decideAll,
+  markLifeMs,
+  markOf,
   type PolicyOutcome,
   type RefundCall,
   type Store,
@@ -225,7 +227,7 @@ export class MemoryStore implements Store {
       const subject = policy.scope === 'global' ? '' : call.subject;
       const space = spaces[i]!;
       const slot = this.read(space, subject, now);
-      if (slot === undefined) continue;
+      if (slot === undefined || this.resetSince(policy, subject, call.charge.chargedAt, now)) continue;
       const state = slot.slice(STATE);
       const { next, expiresAt } = policy.algorithm.refund(state, now, call.charge, policy.params);
       // A decision only moves a key's expiry later; a refund may bring it sooner.
@@ -235,9 +237,22 @@ export class MemoryStore implements Store {
   }
 
   reset(limiter: StoreLimiter, subject: string): void {
+    const now = this.clock();
     for (const policy of limiter.policies) {
-      if (policy.scope === 'subject' && this.spaces.get(policy.namespace)?.delete(subject)) this.count--;
+      if (policy.scope !== 'subject') continue;
+      if (this.spaces.get(policy.namespace)?.delete(subject)) this.count--;
+      // Marked, so that a refund of a charge made before gives nothing back (markOf).
+      const marks = this.spaceOf(markOf(policy.namespace));
+      this.write(marks, subject, this.read(marks, subject, now), [now], now + markLifeMs(policy.params), now);
     }
+  }
+
+  /** Whether the subject was reset at or after `chargedAt` under `policy` (subject-scoped ones only). */
+  private resetSince(policy: StorePolicy, subject: string, chargedAt: number, now: number): boolean {
+    if (policy.scope !== 'subject') return false;
+    const marks = this.spaces.get(markOf(policy.namespace));
+    const mark = marks === undefined ? undefined : this.read(marks, subject, now);
+    return mark !== undefined && mark[STATE]! >= chargedAt;
   }
 
   /** The keys of `namespace`, an empty space at first. */

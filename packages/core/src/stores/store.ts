@@ -78,6 +78,23 @@ export interface Store {
 }
 
 /**
+ * The namespace of a policy's reset marks: when each subject was last reset, so that a refund gives
+ * nothing back of a charge made before it (the reset took that charge already), whichever process or
+ * limiter object reset it. Never a policy's own namespace: those end with an algorithm code.
+ */
+export function markOf(namespace: string): string {
+  return `${namespace}#r`;
+}
+
+/**
+ * How long a reset mark must live: as long as a charge made before the reset could still give
+ * anything back (two windows for a sliding window, a full bucket's refill for the buckets).
+ */
+export function markLifeMs({ limit, windowMs, burst }: PolicyParams): number {
+  return Math.max(2 * windowMs, Math.ceil((burst * windowMs) / limit));
+}
+
+/**
  * Decides one call over states already read, each held in its slot from index `at` on: the shared
  * all-or-nothing rule that every store applies (the Redis store applies the same rule in Lua). Returns
  * the outcomes, and whether to commit the states the steps wrote into `nexts` (one per policy).

@@ -41,6 +41,8 @@ export function referenceTrace(
     return model;
   };
   const charges: Array<(Charged & { subject: string }) | undefined> = [];
+  /** When each policy's key of a subject was last reset. */
+  const resets = new Map<string, number>();
   const results: TraceResult[] = [];
   let now = traceOptions.start ?? 1_700_000_000_000;
   trace.forEach((step, index) => {
@@ -63,12 +65,12 @@ export function referenceTrace(
         charged = { subject: step.subject, chargedAt: now, cost, leaseId, refunded: false, released: false };
     } else if (step.op === 'reset') {
       policies.forEach((p, i) => {
-        if (p.scope === 'subject') models.delete(keyOf(i, step.subject));
+        if (p.scope !== 'subject') return;
+        models.delete(keyOf(i, step.subject));
+        // The reset took the subject's charges under this policy: giving one back later gives nothing.
+        // Times are in ms: a charge in the reset's own millisecond counts as taken, made after or not.
+        resets.set(keyOf(i, step.subject), now);
       });
-      // The reset took the subject's charges away: giving one back later gives nothing.
-      for (const charge of charges) {
-        if (charge?.subject === step.subject) charge.refunded = charge.released = true;
-      }
     } else {
       const charge = charges[step.of];
       const flag = step.op === 'refund' ? 'refunded' : 'released';
@@ -76,9 +78,9 @@ export function referenceTrace(
       if (charge !== undefined && !charge[flag] && (step.op === 'refund' || leasing)) {
         charge[flag] = true;
         policies.forEach((p, i) => {
-          if (step.op === 'refund' || p.algorithm === 'concurrency') {
-            modelOf(i, charge.subject).refund(now, charge.chargedAt, charge.cost, charge.leaseId);
-          }
+          if (step.op !== 'refund' && p.algorithm !== 'concurrency') return;
+          if ((resets.get(keyOf(i, charge.subject)) ?? Number.NEGATIVE_INFINITY) >= charge.chargedAt) return;
+          modelOf(i, charge.subject).refund(now, charge.chargedAt, charge.cost, charge.leaseId);
         });
       }
     }

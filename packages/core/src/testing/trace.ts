@@ -10,7 +10,11 @@ import { type ManualClock, manualClock } from './manual-clock.js';
 export type TraceStep =
   | { op: 'consume'; advanceMs: number; subject: string; cost?: number }
   | { op: 'peek'; advanceMs: number; subject: string; cost?: number }
-  | { op: 'reset'; advanceMs: number; subject: string }
+  /**
+   * `elsewhere`: through a second limiter from the same factory, as another process or limiter object
+   * on the same store would (the factory must then build both on one store).
+   */
+  | { op: 'reset'; advanceMs: number; subject: string; elsewhere?: boolean }
   /** Calls `refund()` or `release()` of the decision of step `of` (an earlier consume); nothing if it has none. */
   | { op: 'refund'; advanceMs: number; of: number }
   | { op: 'release'; advanceMs: number; of: number };
@@ -40,6 +44,7 @@ export async function runTrace(
 ): Promise<TraceResult[]> {
   const clock = manualClock(options.start);
   const limiter = await factory(clock);
+  let elsewhere: Limiter | undefined;
   const decisions: Array<Decision | undefined> = [];
   const results: TraceResult[] = [];
   for (const step of trace) {
@@ -48,7 +53,8 @@ export async function runTrace(
     if (step.op === 'consume' || step.op === 'peek') {
       decision = await limiter[step.op](step.subject, { cost: step.cost ?? 1 });
     } else if (step.op === 'reset') {
-      await limiter.reset(step.subject);
+      if (step.elsewhere) elsewhere ??= await factory(clock);
+      await (step.elsewhere ? elsewhere! : limiter).reset(step.subject);
     } else {
       await decisions[step.of]?.[step.op]?.();
     }

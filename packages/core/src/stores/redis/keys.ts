@@ -1,4 +1,4 @@
-import type { StoreLimiter } from '../store.js';
+import { markLifeMs, markOf, type StoreLimiter } from '../store.js';
 import { takesBurst } from './script.js';
 
 /**
@@ -25,8 +25,15 @@ export interface KeyPlan {
   keys(subject: string, into: Array<string | number>): void;
   /** The hash tag of the subject's keys: calls with the same tag may share a script run on a cluster. */
   tagOf(subject: string): string;
-  /** The subject's keys of the subject-scoped policies: what `reset` deletes. */
-  subjectKeys(subject: string): string[];
+  /** Appends to `into` the reset mark of each policy's key for `subject` (markOf): what a refund reads. */
+  marks(subject: string, into: Array<string | number>): void;
+  /**
+   * The subject's keys of the subject-scoped policies, then their reset marks: what `reset` deletes
+   * and writes. Empty when the limiter has no subject-scoped policy.
+   */
+  subjectKeys(subject: string): Array<string | number>;
+  /** How long each subject-scoped policy's reset mark lives (markLifeMs), in subjectKeys' order. */
+  readonly markLives: readonly string[];
   /** Script arguments describing the policies: algorithm code, limit, windowMs (and burst) of each. */
   readonly params: readonly string[];
 }
@@ -58,21 +65,18 @@ function makePlan(limiter: StoreLimiter): KeyPlan {
   }
   const hasGlobal = limiter.hasGlobalPolicy ?? policies.some((p) => p.scope === 'global');
   // The key up to where the subject goes, and whether the subject goes there at all.
-  const heads: string[] = new Array(size);
-  const takesSubject: boolean[] = new Array(size);
+  const takesSubject = policies.map((p) => p.scope === 'subject');
   const tag = `{%@${limiter.name}}`;
-  for (let i = 0; i < size; i++) {
-    const { namespace, scope } = policies[i]!;
-    takesSubject[i] = scope === 'subject';
-    heads[i] = !hasGlobal
-      ? `${namespace}:{`
-      : scope === 'global'
-        ? `${namespace}:${tag}`
-        : `${namespace}:${tag}:`;
-  }
-  const keyOf = hasGlobal
-    ? (i: number, subject: string) => (takesSubject[i] ? heads[i]! + subject : heads[i]!)
-    : (i: number, subject: string) => `${heads[i]!}${subjectTag(subject)}}`;
+  const headOf = (namespace: string, i: number) =>
+    !hasGlobal ? `${namespace}:{` : takesSubject[i] ? `${namespace}:${tag}:` : `${namespace}:${tag}`;
+  const heads = policies.map((p, i) => headOf(p.namespace, i));
+  const markHeads = policies.map((p, i) => headOf(markOf(p.namespace), i));
+  const keyFrom = hasGlobal
+    ? (from: string[], i: number, subject: string) => (takesSubject[i] ? from[i]! + subject : from[i]!)
+    : (from: string[], i: number, subject: string) => `${from[i]!}${subjectTag(subject)}}`;
+  const keyOf = (i: number, subject: string) => keyFrom(heads, i, subject);
+  const markLives: string[] = [];
+  for (let i = 0; i < size; i++) if (takesSubject[i]) markLives.push(String(markLifeMs(policies[i]!.params)));
   return {
     size,
     params,
@@ -80,10 +84,15 @@ function makePlan(limiter: StoreLimiter): KeyPlan {
       for (let i = 0; i < size; i++) into.push(keyOf(i, subject));
     },
     tagOf: hasGlobal ? () => tag : subjectTag,
+    marks(subject, into) {
+      for (let i = 0; i < size; i++) into.push(keyFrom(markHeads, i, subject));
+    },
     subjectKeys(subject) {
-      const keys: string[] = [];
+      const keys: Array<string | number> = [];
       for (let i = 0; i < size; i++) if (takesSubject[i]) keys.push(keyOf(i, subject));
+      for (let i = 0; i < size; i++) if (takesSubject[i]) keys.push(keyFrom(markHeads, i, subject));
       return keys;
     },
+    markLives,
   };
 }

@@ -126,16 +126,18 @@ export class RedisStore implements Store {
     const { cost, chargedAt, leaseId } = call.charge;
     const args: Array<string | number> = [];
     plan.keys(call.subject, args);
+    plan.marks(call.subject, args);
     args.push(Op.refund, plan.size, this.clockMode(), ...plan.params, cost, leaseId, chargedAt);
     if (this.clock !== undefined) args.push(this.clock());
-    await this.run(plan.size, args);
+    await this.run(2 * plan.size, args);
   }
 
   async reset(limiter: StoreLimiter, subject: string): Promise<void> {
-    const keys: Array<string | number> = planOf(limiter).subjectKeys(subject);
+    const plan = planOf(limiter);
+    const keys = plan.subjectKeys(subject);
     if (keys.length === 0) return;
     const size = keys.length;
-    keys.push(Op.reset);
+    keys.push(Op.reset, size / 2, this.clockMode(), this.clock?.() ?? 0, ...plan.markLives);
     await this.run(size, keys);
   }
 

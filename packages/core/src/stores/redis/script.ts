@@ -78,8 +78,11 @@ function burstTest(code: string): string {
 
 export const script = `-- Sluice: calls of one limiter, each decided in one round trip (stores/redis/script.ts).
 -- KEYS: for each call in turn, the state of each policy in the limiter's order; every key in one slot.
--- ARGV[1] op: 'b' decide a batch of calls, 'r' refund one call, 'd' delete the keys (reset; no more ARGV)
--- ARGV[2] n: policies per call
+--   'r': the call's keys, then the reset mark of each (when its subject was last reset)
+--   'd': the subject's keys of the subject-scoped policies, then the reset mark of each
+-- ARGV[1] op: 'b' decide a batch of calls, 'r' refund one call, 'd' reset a subject (delete its keys,
+--         mark when: a refund gives back nothing charged before)
+-- ARGV[2] n: policies per call ('d': keys to delete)
 -- ARGV[3] the clock: 't' Redis TIME, 'c' the caller's, in the arguments (a manual clock in tests), or
 --         'p' Redis TIME and every call of the batch a consume of cost 1 without a lease (no per-call
 --         arguments follow)
@@ -87,17 +90,13 @@ export const script = `-- Sluice: calls of one limiter, each decided in one roun
 --   'b': per call its cost (negative: a peek of that cost), lease id (0: none) and, with a caller's
 --        clock, its now in ms
 --   'r': cost, lease id, chargedAt and, with a caller's clock, now
+--   'd' (no policies): now (with a caller's clock; else 0), then each mark's life in ms
 -- Reply ('b'): { now (0 with a caller's clock), then per call and policy: allowed (1/0), remaining,
 -- resetMs, retryAfterMs (-1: never), delayMs }
 -- Numbers are parsed as \`s + 0\`, which converts once where tonumber converts twice.
 local call = redis.call
 local keys, argv = KEYS, ARGV
 local op = argv[1]
-
-if op == 'd' then
-  call('DEL', unpack(keys))
-  return 0
-end
 
 local n = argv[2] + 0
 local clocked = argv[3] == 'c'
@@ -118,6 +117,13 @@ if clocked then
 else
   local time = call('TIME')
   now = time[1] * 1000 + math.floor(time[2] / 1000)
+end
+
+if op == 'd' then
+  if clocked then now = argv[4] + 0 end
+  call('DEL', unpack(keys, 1, n))
+  for i = 1, n do call('SET', keys[n + i], now, 'PX', argv[4 + i] + slack) end
+  return 0
 end
 
 -- The twin of an algorithm code: step, refund, and for the twins whose keys keep their expiry for a
@@ -197,7 +203,10 @@ if op == 'r' then
   local chargedAt = argv[at + 2] + 0
   if clocked then now = argv[at + 3] + 0 end
   for i = 1, n do
-    local state, was = decodeOf(i, call('GET', keys[i]))
+    -- A charge made before the subject's last reset: the reset took it already.
+    local mark = call('GET', keys[n + i])
+    local state, was = nil, nil
+    if not (mark and mark + 0 >= chargedAt) then state, was = decodeOf(i, call('GET', keys[i])) end
     if state ~= nil then
       local next, expiresAt = refunds[i](state, now, cost, chargedAt, leaseId, limits[i], windows[i], bursts[i])
       save(i, keys[i], next, expiresAt, keptUntil(i, state), was)
