@@ -2,8 +2,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import sluice from '@sluice/fastify';
 import Fastify from 'fastify';
 
+/** Stand-in for your key store: API key -> the client it belongs to. Keys are secrets; client ids are not. */
+export const apiKeys = new Map([
+  ['key-ada', 'ada'],
+  ['key-bob', 'bob'],
+]);
+
 /**
- * GET /export is slow: each API key (or IP, without one) may run at most 2 at a time. A slot frees
+ * GET /export is slow: each client may run at most 2 at a time, known by its API key, or by its IP
+ * without a known key (an unknown key counts as none, so inventing keys buys no slots). A slot frees
  * when the export ends its response; a client that disconnects keeps its slot until then (its export
  * still runs). A lease never given back (a crashed process) expires after 5 minutes, which is why a
  * refused request's Retry-After says 300: the only bound known when it is refused (a slot usually
@@ -13,7 +20,12 @@ import Fastify from 'fastify';
  */
 export async function buildApp({ workMs = 2_000 } = {}) {
   const app = Fastify();
-  await app.register(sluice, { global: false, subject: ['api-key', 'ip'] });
+  await app.register(sluice, {
+    global: false,
+    subject: ['api-key', 'ip'],
+    // A known key becomes its client; an unknown one is null, which counts as no key: the IP decides.
+    verify: (key) => apiKeys.get(key) ?? null,
+  });
 
   app.get(
     '/export',

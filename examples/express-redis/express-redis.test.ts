@@ -5,8 +5,10 @@ import {
   ask,
   closedPort,
   envForSuite,
+  inventedKeys,
   listenExpress,
   type Running,
+  sluiceWarningsOf,
   startUp,
   statuses,
   uniquePrefix,
@@ -44,7 +46,7 @@ describeRedis('examples/express-redis', () => {
     const started = Date.now();
     const answers = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        ask(`${servers[i % 2]!.url}/`, { headers: { 'x-api-key': 'k-1' } }),
+        ask(`${servers[i % 2]!.url}/`, { headers: { 'x-api-key': 'key-ada' } }),
       ),
     );
     const elapsedMs = Date.now() - started;
@@ -56,7 +58,25 @@ describeRedis('examples/express-redis', () => {
     expect(denied.length).toBeGreaterThan(0);
     expect(denied[0]!.body.policy).toBe('burst');
     // Another client has its own quota.
-    expect((await ask(`${servers[1]!.url}/`, { headers: { 'x-api-key': 'k-2' } })).status).toBe(200);
+    expect((await ask(`${servers[1]!.url}/`, { headers: { 'x-api-key': 'key-bob' } })).status).toBe(200);
+  });
+
+  it('a client inventing a key per request draws from one quota all the same', async () => {
+    const started = Date.now();
+    const answers = await Promise.all(
+      inventedKeys(30).map((key, i) => ask(`${servers[i % 2]!.url}/`, { headers: { 'x-api-key': key } })),
+    );
+    const elapsedMs = Date.now() - started;
+    const allowed = statuses(answers).filter((s) => s === 200).length;
+    // Unknown keys count as none: one client, one bucket of 10, refilled at one per 100 ms.
+    expect(allowed).toBeGreaterThanOrEqual(10);
+    expect(allowed).toBeLessThanOrEqual(10 + Math.ceil(elapsedMs / 100));
+    expect(answers.find((a) => a.status === 429)?.body.policy).toBe('burst');
+  });
+
+  it('starts without ERR_SLUICE_UNVERIFIED_CREDENTIAL', async () => {
+    const codes = await sluiceWarningsOf(() => createApp({ client }));
+    expect(codes).not.toContain('ERR_SLUICE_UNVERIFIED_CREDENTIAL');
   });
 
   it('says how to start Redis when it cannot reach it, and exits 1', async () => {

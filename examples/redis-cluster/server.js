@@ -7,6 +7,6 @@ const client = await connectCluster().catch(exitIfUnreachable);
 const port = Number(process.env.PORT ?? 3000);
 createApp({ client }).listen(port, '127.0.0.1', () => {
   console.log(`redis-cluster on http://127.0.0.1:${port}`);
-  console.log(`  curl -i -H 'x-api-key: k1' http://127.0.0.1:${port}/api/things`);
-  console.log(`  curl -i -X POST -H 'x-api-key: k1' http://127.0.0.1:${port}/checkout`);
+  console.log(`  curl -i -H 'x-api-key: key-ada' http://127.0.0.1:${port}/api/things`);
+  console.log(`  curl -i -X POST -H 'x-api-key: key-ada' http://127.0.0.1:${port}/checkout`);
 });

@@ -6,4 +6,4 @@ const app = await buildApp();
 await app.listen({ port, host: '127.0.0.1' });
 const url = `http://127.0.0.1:${port}/reports`;
 console.log(`resource-and-consumer on ${url}`);
-console.log(`  for c in a a a a b b b; do curl -s -X POST -H "x-api-key: $c" ${url}; echo; done`);
+console.log(`  for c in a a a a b b b; do curl -s -X POST -H "x-api-key: key-$c" ${url}; echo; done`);

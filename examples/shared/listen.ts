@@ -145,3 +145,29 @@ client.disconnect();`;
     );
   });
 }
+
+/**
+ * `count` distinct API keys no server knows, as a client that mints a fresh key per request would
+ * send them (each run its own, so no key is ever seen twice).
+ */
+export function inventedKeys(count: number): string[] {
+  const run = Math.random().toString(36).slice(2, 8);
+  return Array.from({ length: count }, (_, i) => `invented-${run}-${i}`);
+}
+
+/** The codes of the Sluice warnings (`SluiceWarning`) emitted while `start` runs. */
+export async function sluiceWarningsOf(start: () => unknown): Promise<string[]> {
+  const codes: string[] = [];
+  const spy = jest.spyOn(process, 'emitWarning').mockImplementation(((
+    _warning: string,
+    options?: { code?: string },
+  ) => {
+    if (options?.code?.startsWith('ERR_SLUICE_')) codes.push(options.code);
+  }) as never);
+  try {
+    await start();
+  } finally {
+    spy.mockRestore();
+  }
+  return codes;
+}

@@ -134,6 +134,37 @@ describe('Fastify', () => {
     expect(codes).toEqual(['ERR_SLUICE_UNVERIFIED_CREDENTIAL']);
   });
 
+  it('ERR_SLUICE_UNVERIFIED_CREDENTIAL with global: false: for each route that limits, never for the defaults alone', async () => {
+    const app = frameworks[0]![1]();
+    await app.register(sluice, { global: false, subject: ['api-key', 'ip'] } as never);
+    // Nothing limits yet: the defaults are only checked, by a stand-in that decides nothing.
+    expect(codes).toEqual([]);
+    app.get(
+      '/export',
+      { config: { rateLimit: { name: 'exports', limit: 2, window: '1m' } } },
+      async () => 'ok',
+    );
+    expect(codes).toEqual(['ERR_SLUICE_UNVERIFIED_CREDENTIAL']);
+    expect(String(spy.mock.calls.at(-1)![0])).toContain('Limiter "exports"');
+    await app.close();
+  });
+
+  it('global: false still checks the defaults at registration, validate included', async () => {
+    for (const validate of [{ ERR_SLUICE_NOPE: false }, { ERR_SLUICE_UNVERIFIED_CREDENTIAL: 'no' }, 'no']) {
+      const app = frameworks[0]![1]();
+      await expect(
+        app.register(sluice, { global: false, subject: 'api-key', validate } as never).ready(),
+      ).rejects.toThrow(/^validate/);
+      await app.close();
+    }
+    // validate: false and { code: false } are kept for the routes.
+    const quiet = frameworks[0]![1]();
+    await quiet.register(sluice, { global: false, subject: 'api-key', validate: false });
+    quiet.get('/', { config: { rateLimit: { limit: 1, window: '1m' } } }, async () => 'ok');
+    await quiet.close();
+    expect(codes).toEqual([]);
+  });
+
   it.each(frameworks)(
     'ERR_SLUICE_UNLIMITED_ROUTES on %s: routes declared before the plugin; silent after it',
     async (_n, make) => {

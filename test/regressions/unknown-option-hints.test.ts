@@ -31,11 +31,36 @@ describe('an unknown option', () => {
     ['passOnStoreError', 'onStoreError'],
     ['lmit', 'limit'],
     ['skipFailedRequest', 'skipFailedRequests'],
+    // Names that no edit distance finds (hostile review D5).
+    ['status', 'statusCode'],
+    ['whitelist', 'allowList'],
+    ['blacklist', 'denyList'],
+    ['blockDuration', 'ban'],
+    ['banDuration', 'ban'],
   ])('%s: says to write %s instead', (given, instead) => {
     const error = errorOf(() => rateLimiter({ limit: 1, window: '1m', [given]: 1 } as never));
     expect(error.code).toBe(ErrorCodes.UNKNOWN_OPTION);
     expect(error.option).toBe(given);
     expect(error.message).toContain(`write \`${instead}\` instead`);
+  });
+
+  it('trustProxy: says where trust proxy is set instead, Express and Fastify', async () => {
+    const error = errorOf(() => rateLimiter({ limit: 1, window: '1m', trustProxy: 1 } as never));
+    expect(error.code).toBe(ErrorCodes.UNKNOWN_OPTION);
+    expect(error.option).toBe('trustProxy');
+    expect(error.message).toContain("Express: app.set('trust proxy', …)");
+    expect(error.message).toContain('Fastify({ trustProxy: … })');
+    const app = frameworks[0]![1]();
+    await expect(
+      app.register(sluice, { limit: 1, window: '1m', trustProxy: true } as never).ready(),
+    ).rejects.toThrow(/trustProxy: unknown option; Sluice limits the address the framework gives \(req\.ip/);
+    await app.close();
+  });
+
+  it('a name meant for an HTTP option, in the core limiter, gets no HTTP hint', () => {
+    const error = errorOf(() => createLimiter({ limit: 1, window: '1m', status: 429 } as never));
+    expect(error.code).toBe(ErrorCodes.UNKNOWN_OPTION);
+    expect(error.message).not.toContain('statusCode');
   });
 
   it('in a policy lists the policy options only', () => {

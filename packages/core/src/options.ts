@@ -118,6 +118,21 @@ const RENAMED: Readonly<Record<string, string>> = {
   keyPrefix: 'prefix',
   storeClient: 'store',
   allowlist: 'allowList',
+  // Names too far from Sluice's for the edit distance to find.
+  status: 'statusCode',
+  whitelist: 'allowList',
+  blacklist: 'denyList',
+  blockDuration: 'ban',
+  banDuration: 'ban',
+};
+
+/**
+ * Options of other libraries (and of the frameworks) that Sluice has no counterpart for: an unknown
+ * option of these names says what to do instead.
+ */
+const ADVICE: Readonly<Record<string, string>> = {
+  trustProxy:
+    "Sluice limits the address the framework gives (req.ip / request.ip) and reads no proxy header itself: set trust proxy on the app instead, trusting only your proxies (Express: app.set('trust proxy', …); Fastify: Fastify({ trustProxy: … }))",
 };
 
 /** Edit distance, for a typo's nearest valid option. */
@@ -138,7 +153,8 @@ function distance(a: string, b: string): number {
 
 /** What to write instead of `key` among `valid`, if anything is close enough to say so. */
 function replacementOf(key: string, valid: readonly string[]): string | undefined {
-  const renamed = RENAMED[key];
+  // Own keys only: `constructor` or `toString` are no option of another library.
+  const renamed = Object.hasOwn(RENAMED, key) ? RENAMED[key] : undefined;
   if (renamed !== undefined && valid.includes(renamed)) return renamed;
   let best: string | undefined;
   let bestDistance = Math.max(2, Math.floor(key.length / 3)) + 1;
@@ -154,8 +170,9 @@ function replacementOf(key: string, valid: readonly string[]): string | undefine
 
 /**
  * Throws for keys of `options` that are not in `known`: the message names what to write instead (the
- * other libraries' names, or the nearest option for a typo) and lists the options valid here, with
- * `extra`, the options of the adapter at that place (Fastify's `global`, `hook`).
+ * other libraries' names, or the nearest option for a typo) or what to do instead (ADVICE), and lists
+ * the options valid here, with `extra`, the options of the adapter at that place (Fastify's `global`,
+ * `hook`).
  */
 export function rejectUnknown(
   options: object,
@@ -166,15 +183,20 @@ export function rejectUnknown(
   for (const key of Object.keys(options)) {
     if (!known.has(key)) {
       const valid = [...known, ...extra];
-      const instead = replacementOf(key, valid);
-      const hint = instead === undefined ? '' : `write \`${instead}\` instead; `;
       fail(
         ErrorCodes.UNKNOWN_OPTION,
         where ? `${where}.${key}` : key,
-        `unknown option; ${hint}the options here are ${valid.join(', ')}`,
+        `unknown option; ${hintFor(key, valid)}the options here are ${valid.join(', ')}`,
       );
     }
   }
+}
+
+/** The hint of an unknown option `key`: advice, what to write instead, or nothing. */
+function hintFor(key: string, valid: readonly string[]): string {
+  if (Object.hasOwn(ADVICE, key)) return `${ADVICE[key]}; `;
+  const instead = replacementOf(key, valid);
+  return instead === undefined ? '' : `write \`${instead}\` instead; `;
 }
 
 export function expectObject(value: unknown, option: string): asserts value is Record<string, unknown> {
@@ -329,7 +351,7 @@ export function parseLimiterOptions(options: unknown): LimiterConfig {
     fail(
       ErrorCodes.INVALID_STORE,
       'store',
-      'expected a MemoryStore, a RedisStore or another object implementing Store',
+      'expected a MemoryStore, a RedisStore, a ClusterStore or another object implementing Store (docs/stores.md)',
     );
   }
   const prefix = options.prefix === undefined ? 'sluice' : nonEmptyString(options.prefix, 'prefix');

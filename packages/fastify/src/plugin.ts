@@ -8,6 +8,7 @@ import {
   MemoryStore,
   PROBLEM_CONTENT_TYPE,
   passOn,
+  WarningCodes,
 } from '@sluice/core';
 import type {
   FastifyInstance,
@@ -116,6 +117,20 @@ function warnOfUnseenRoutes(
   done();
 }
 
+/**
+ * `validate` for the handler that only checks the defaults of a `global: false` registration. It
+ * decides nothing, so it must not warn that it limits by an unverified credential: each route that
+ * opts in builds its own limiter from these defaults and warns for itself, under its own name. Any
+ * other value is kept as given, so a wrong one is still reported at registration.
+ */
+function validateForCheckOnly(validate: unknown): unknown {
+  const code = WarningCodes.UNVERIFIED_CREDENTIAL;
+  if (validate === undefined || validate === true) return { [code]: false };
+  if (typeof validate !== 'object' || validate === null || Array.isArray(validate)) return validate;
+  const own = (validate as Record<string, unknown>)[code];
+  return own === undefined || typeof own === 'boolean' ? { ...validate, [code]: false } : validate;
+}
+
 /** `app.rateLimit()`'s hook: `run`, with the limiter and the request's subject at hand. */
 function exposed(http: Http, run: Hook): RateLimitHook {
   return Object.assign(run, {
@@ -192,7 +207,8 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
     checked = globalLimit.http;
   } else {
     // Only defaults for the routes that opt in: checked now, with a stand-in policy if they set none.
-    const { hook: _, ...http } = defaults;
+    const { hook: _, ...given } = defaults;
+    const http = { ...given, validate: validateForCheckOnly(given.validate) } as typeof given;
     const standIn = http.limiter === undefined && http.policies === undefined;
     checked = createHttpHandler(
       standIn ? { ...http, limit: http.limit ?? 1, window: http.window ?? 1, name: 'global' } : http,

@@ -64,8 +64,9 @@ import type { Decision } from '../decision.js';
 import { decisionChannel, publishDecision } from '../diagnostics.js';
 import { describeValue, ErrorCodes } from '../errors.js';
 import { announceDecision, type Limiter } from '../limiter.js';
+import type { Store } from '../stores/store.js';
 import { Ban } from './ban.js';
-import { type HeaderWriter, headerWriter, retryAfterSeconds } from './headers.js';
+import { type HeaderWriter, headerWriter, recordDecisionTime, retryAfterSeconds } from './headers.js';
 import { clientAddress } from './ip.js';
 import { type ListConfig, listHolds } from './lists.js';
 import { type HttpConfig, parseHttpOptions } from './options.js';
@@ -240,6 +241,17 @@ function denyListed(): Decision {
   };
 }
 
+/**
+ * The clock to read just before a decision, for X-RateLimit-Reset: the store's own when it reads one
+ * in process, so the reading is at or before the store's (the same one, for a MemoryStore's shared
+ * reading) and a reset on a whole second is read as that second. A store that keeps its clock
+ * elsewhere (Redis TIME): this process's, at the moment the store is asked, before its answer.
+ */
+function decisionClock(store: Store): () => number {
+  const { clock } = store;
+  return clock === undefined ? Date.now : () => clock.call(store);
+}
+
 /** A promise's rejection is ignored: refunds and releases that fail leave the lease to expire. */
 function ignore(): void {}
 
@@ -252,6 +264,8 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   readonly limiter: Limiter;
   private readonly resolver: SubjectResolver<Req>;
   private readonly writeHeaders: HeaderWriter | undefined;
+  /** With legacy fields: the clock read before each decision (see decisionClock). */
+  private readonly clock: (() => number) | undefined;
   private readonly ban: Ban | undefined;
   /** Whether an allowed decision ever needs a `finish`: refunds after the response. */
   private readonly refunds: boolean;
@@ -273,6 +287,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     this.limiter = config.limiter;
     this.resolver = new SubjectResolver(config.subject, reader);
     this.writeHeaders = headerWriter(config.headers, config.legacyHeaders, config.limiter.policies);
+    this.clock = config.legacyHeaders ? decisionClock(config.store) : undefined;
     this.ban = config.ban === undefined ? undefined : new Ban(config.ban, config.limiter, config.store);
     this.refunds = config.skipFailedRequests || config.skipSuccessfulRequests;
     this.limitedBodies = new ProblemBodies((policy, retryAfterMs) =>
@@ -394,21 +409,24 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   private decide(req: Req, subject: string, cost: number): Maybe<Outcome<Req, Res>> {
     const { ban } = this;
     if (ban === undefined) {
+      const at = this.clock?.();
       const decision = this.limiter.decide(subject, cost, 'consume');
-      if (decision instanceof Promise) return decision.then((d) => this.answer(req, subject, d));
-      return this.answer(req, subject, decision);
+      if (decision instanceof Promise) return decision.then((d) => this.answer(req, subject, d, at));
+      return this.answer(req, subject, decision, at);
     }
     const check = ban.check(subject);
     if (!(check instanceof Promise)) {
       if (Ban.banned(check)) return this.banned(req, check);
+      const at = this.clock?.();
       const decision = this.limiter.decide(subject, cost, 'consume');
-      if (decision instanceof Promise) return decision.then((d) => this.answer(req, subject, d));
-      return this.answer(req, subject, decision);
+      if (decision instanceof Promise) return decision.then((d) => this.answer(req, subject, d, at));
+      return this.answer(req, subject, decision, at);
     }
     // A store that answers remotely: the check and the decision go out together (one round trip of
     // latency, pipelined); a banned subject's charge is given back.
+    const at = this.clock?.();
     return Promise.all([check, this.limiter.decide(subject, cost, 'consume')]).then(([c, d]) => {
-      if (!Ban.banned(c)) return this.answer(req, subject, d);
+      if (!Ban.banned(c)) return this.answer(req, subject, d, at);
       if (d.allowed) d.refund?.().catch(ignore);
       return this.banned(req, c);
     });
@@ -426,7 +444,13 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     return blocked(403, headers, body, check, this.config.handler);
   }
 
-  private answer(req: Req, subject: string, decision: Decision): Maybe<Outcome<Req, Res>> {
+  /** `at`: the decision clock's reading just before the decision, when legacy fields are sent. */
+  private answer(
+    req: Req,
+    subject: string,
+    decision: Decision,
+    at: number | undefined,
+  ): Maybe<Outcome<Req, Res>> {
     if (decisionChannel.hasSubscribers) announceDecision(this.limiter, decision);
     this.report(req, decision);
     const { config } = this;
@@ -441,6 +465,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
       );
     }
     const headers: Record<string, string> = {};
+    if (at !== undefined) recordDecisionTime(decision, at);
     if (this.writeHeaders !== undefined) {
       this.writeHeaders(decision, headers);
       const previous = mayStack() ? this.reader.previous?.(req) : undefined;

@@ -8,13 +8,28 @@ import type { Decision, PolicyInfo, PolicyState } from '../decision.js';
  *   `RateLimit-Policy: "burst";q=10;w=1, "hourly";q=1000;w=3600`, `RateLimit: "burst";r=9;t=1, …`.
  * - draft-7: the binding policy: `RateLimit-Policy: 10;w=1`, `RateLimit: limit=10, remaining=9, reset=1`.
  * - draft-6: the binding policy: `RateLimit-Policy`, `RateLimit-Limit`, `-Remaining`, `-Reset`.
- * - legacy: `X-RateLimit-Limit`, `-Remaining`, `-Reset` (epoch seconds), for the binding policy.
+ * - legacy: `X-RateLimit-Limit`, `-Remaining`, `-Reset` (epoch seconds: when the decision was made
+ *   plus its resetMs), for the binding policy.
  * Seconds are whole and rounded up (a window under a second is announced as 1 s).
  */
 export type HeaderMode = 'draft-10' | 'draft-7' | 'draft-6' | false;
 
 /** Writes a decision's fields into `into`. */
 export type HeaderWriter = (decision: Decision, into: Record<string, string>) => void;
+
+/**
+ * When each decision was made, on the clock its store decides by, for the one field that is an
+ * instant rather than a duration: X-RateLimit-Reset. Taken when the header is written instead, the
+ * instant is a moment late (the memory store's shared reading of Date.now lags it; a stacked limiter
+ * rewrites an earlier limiter's decision later still), and a window that ends on a whole second reads
+ * one second late. Recorded by the HTTP handler, and only for limiters that send legacy fields.
+ */
+const decidedAt = new WeakMap<Decision, number>();
+
+/** Records that `decision` was made at `at` (ms since the epoch, on its store's clock). */
+export function recordDecisionTime(decision: Decision, at: number): void {
+  decidedAt.set(decision, at);
+}
 
 /** Whole seconds, rounded up. */
 export function seconds(ms: number): number {
@@ -93,7 +108,8 @@ export function headerWriter(
   const legacyWriter: HeaderWriter = (d, into) => {
     into['X-RateLimit-Limit'] = String(d.limit);
     into['X-RateLimit-Remaining'] = String(d.remaining);
-    into['X-RateLimit-Reset'] = String(seconds(Date.now() + d.resetMs));
+    // A decision with no recorded time (made by a handler without legacy fields) is taken as made now.
+    into['X-RateLimit-Reset'] = String(seconds((decidedAt.get(d) ?? Date.now()) + d.resetMs));
   };
   if (standard === undefined) return legacyWriter;
   const both = standard;

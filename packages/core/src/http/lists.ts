@@ -31,26 +31,73 @@ function meantAsAddress(entry: string): boolean {
   return IPV4_LIKE.test(address) || IPV6_LIKE.test(address);
 }
 
-/** Adds an address or CIDR entry to `addresses`; a malformed one is a configuration error. */
+/** The longest part of an entry an error message quotes. */
+const QUOTED_CHARS = 40;
+/** The prefix at which IPv4-mapped IPv6 addresses (::ffff:0:0/96) begin: the IPv4 address follows. */
+const MAPPED_PREFIX = 96;
+
+/**
+ * An entry written as an address, as an error message shows it: quoted, and only its start with its
+ * length when long. Such an entry is an address, not a secret, so unlike a subject it may be shown.
+ */
+function quoted(entry: string): string {
+  if (entry.length <= QUOTED_CHARS) return JSON.stringify(entry);
+  return `${JSON.stringify(entry.slice(0, QUOTED_CHARS)).slice(0, -1)}…" (${entry.length} characters)`;
+}
+
+/** An entry as an error message shows it: an address quoted, anything else as any value (a key stays hidden). */
+function shown(entry: string): string {
+  const bare = entry.trim();
+  return meantAsAddress(bare) ? quoted(entry) : describeValue(bare);
+}
+
+/** A prefix length from 0 to `max` written in decimal digits; undefined for anything else. */
+function prefixOf(text: string, max: number): number | undefined {
+  if (!/^\d{1,3}$/.test(text)) return undefined;
+  const prefix = Number(text);
+  return prefix <= max ? prefix : undefined;
+}
+
+/** Throws the configuration error of an entry written as an address that is none. */
+function malformed(entry: string, option: string): never {
+  return fail(
+    ErrorCodes.INVALID_OPTION,
+    option,
+    `${quoted(entry)} is neither an IP address nor a CIDR range such as '10.0.0.0/8' or '2001:db8::/32'`,
+  );
+}
+
+/**
+ * Adds an address or CIDR entry to `addresses`; a malformed one is a configuration error. Clients are
+ * matched as IPv4 when their address is IPv4-mapped (API.md: it counts as IPv4), so a range written in
+ * that form (`::ffff:10.0.0.0/104`, the form a dual-stack socket reports) is added as its IPv4 range
+ * (`10.0.0.0/8`), and matches `10.1.2.3` and `::ffff:10.1.2.3` alike.
+ */
 function addAddress(addresses: BlockList, entry: string, option: string): void {
   const slash = entry.indexOf('/');
-  const address = clientAddress(slash < 0 ? entry : entry.slice(0, slash), false);
+  const written = slash < 0 ? entry : entry.slice(0, slash);
+  const address = clientAddress(written, false);
   const family = isIP(address);
-  const prefixText = slash < 0 ? undefined : entry.slice(slash + 1);
-  const prefix = prefixText === undefined ? undefined : Number(prefixText);
-  const max = family === 4 ? 32 : 128;
-  const badPrefix =
-    prefix !== undefined && (!/^\d{1,3}$/.test(prefixText!) || !Number.isInteger(prefix) || prefix > max);
-  if (family === 0 || badPrefix) {
+  if (family === 0) malformed(entry, option);
+  const mapped = family === 4 && written.includes(':');
+  if (slash < 0) {
+    addresses.addAddress(address, family === 4 ? 'ipv4' : 'ipv6');
+    return;
+  }
+  const prefix = prefixOf(entry.slice(slash + 1), family === 4 && !mapped ? 32 : 128);
+  if (prefix === undefined) malformed(entry, option);
+  if (!mapped) {
+    addresses.addSubnet(address, prefix, family === 4 ? 'ipv4' : 'ipv6');
+    return;
+  }
+  if (prefix < MAPPED_PREFIX) {
     fail(
       ErrorCodes.INVALID_OPTION,
       option,
-      `${describeValue(entry)} is neither an IP address nor a CIDR range such as '10.0.0.0/8' or '2001:db8::/32'`,
+      `${quoted(entry)} is an IPv4-mapped range with a prefix under ${MAPPED_PREFIX}, which reaches past the IPv4-mapped addresses; give a prefix from ${MAPPED_PREFIX} to 128 (::ffff:10.0.0.0/104 is 10.0.0.0/8), or the IPv4 range itself`,
     );
   }
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  if (prefix === undefined) addresses.addAddress(address, type);
-  else addresses.addSubnet(address, prefix, type);
+  addresses.addSubnet(address, prefix - MAPPED_PREFIX, 'ipv4');
 }
 
 /** The list option: an array of entries, or a function; anything else is a configuration error. */
@@ -74,6 +121,15 @@ export function parseList<Req>(value: unknown, option: string): ListConfig<Req> 
         ErrorCodes.INVALID_OPTION,
         `${option}[${i}]`,
         `expected a non-empty string; got ${describeValue(entry)}`,
+      );
+    }
+    // A list split from a string on ',' keeps its spaces, and ' 10.0.0.1' is no address: taken as a
+    // subject entry it would match nothing, and the address would silently never be listed.
+    if (entry.trim() !== entry) {
+      fail(
+        ErrorCodes.INVALID_OPTION,
+        `${option}[${i}]`,
+        `${shown(entry)} has whitespace around it; trim each entry (a list split on ',' keeps the spaces)`,
       );
     }
     if (meantAsAddress(entry)) {

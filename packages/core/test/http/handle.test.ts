@@ -406,3 +406,79 @@ describe('ban', () => {
     expect(sync(http.handle(from('1.1.1.1'))).status).toBe(403);
   });
 });
+
+// Hostile review D5: X-RateLimit-Reset was ceil((Date.now() + resetMs) / 1000) when the header was
+// written, a moment after the store decided (the memory store's shared reading of Date.now lags it by
+// up to a millisecond or more; a stacked limiter rewrites an earlier decision later still). For a
+// window that ends on a whole second, any such moment read one second past the true reset.
+describe('legacy X-RateLimit-Reset: the true reset, on the clock the store decided by', () => {
+  const fixed = { limit: 2, window: '10s', algorithm: 'fixed-window', legacyHeaders: true } as const;
+
+  /** Date.now reads `lagMs` past the manual clock, as it does once the store has decided. */
+  function lagging(clock: () => number, lagMs = 1) {
+    return jest.spyOn(Date, 'now').mockImplementation(() => clock() + lagMs);
+  }
+
+  test('an aligned fixed window: the second it ends, allowed and denied', () => {
+    const clock = manualClock(1_700_000_003_250);
+    const { http } = setup({ ...fixed, headers: false }, clock);
+    const spy = lagging(clock);
+    try {
+      expect(sync(http.handle(from('1.2.3.4'))).headers['X-RateLimit-Reset']).toBe('1700000010');
+      clock.set(1_700_000_009_999);
+      expect(sync(http.handle(from('1.2.3.4'))).headers['X-RateLimit-Reset']).toBe('1700000010');
+      const denied = sync(http.handle(from('1.2.3.4')));
+      expect(denied.status).toBe(429);
+      expect(denied.headers['X-RateLimit-Reset']).toBe('1700000010');
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  test('a remote store: the time it was asked, not the time it answered', async () => {
+    const clock = manualClock(1_700_000_009_999);
+    const memory = new MemoryStore({ clock });
+    // Answers 20 ms after it decided, and has no clock of its own to read (as Redis has none here).
+    const remote: Store = {
+      local: false,
+      consume: async (call) => {
+        const outcome = memory.consume(call);
+        clock.advance(20);
+        return outcome;
+      },
+      refund: async (call) => memory.refund(call),
+      reset: async (limiter, subject) => memory.reset(limiter, subject),
+    };
+    const spy = jest.spyOn(Date, 'now').mockImplementation(() => clock());
+    try {
+      const { http } = setup({ ...fixed, store: remote }, clock);
+      expect((await http.handle(from('1.2.3.4'))).headers['X-RateLimit-Reset']).toBe('1700000010');
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  test('stacked limiters: an earlier binding decision keeps its own reset', () => {
+    type Req = FakeRequest & { rateLimit?: Decision };
+    const reader = { ...fakeReader, previous: (req: Req) => req.rateLimit };
+    const clock = manualClock(1_700_000_009_999);
+    const store = new MemoryStore({ clock });
+    const appWide = createHttpHandler<Req>({ ...fixed, store, name: 'app' }, reader);
+    const route = createHttpHandler<Req>(
+      { limit: 100, window: '1m', store, name: 'route', legacyHeaders: true },
+      reader,
+    );
+    const spy = lagging(clock);
+    try {
+      const req: Req = from('1.2.3.4');
+      req.rateLimit = sync(appWide.handle(req) as Outcome).decision;
+      clock.advance(5); // the time between the two limiters
+      const merged = sync(route.handle(req) as Outcome).headers;
+      // The app-wide limit binds (1 left of 2, against 99 of 100): its window ends at ...010.
+      expect(merged['X-RateLimit-Remaining']).toBe('1');
+      expect(merged['X-RateLimit-Reset']).toBe('1700000010');
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
