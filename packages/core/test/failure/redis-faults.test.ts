@@ -1,12 +1,22 @@
-import { createLimiter, type Decision, type Limiter, type OnStoreError, RedisStore } from '@sluice/core';
+import {
+  createLimiter,
+  type Decision,
+  type Limiter,
+  type OnStoreError,
+  type RedisClient,
+  RedisStore,
+} from '@sluice/core';
 import Redis from 'ioredis';
 import { describeRedis, type RedisProcess, startRedis } from '../../../../test/support/redis.js';
+import { type ClientName, closeClients, configuredClient } from '../redis/clients.js';
 import { watchUnhandledRejections } from './promises.js';
 
 /**
  * A real redis-server of this suite's own, stopped (SIGKILL) mid-run, paused with CLIENT PAUSE past
  * storeTimeout, and brought back: every call settles within storeTimeout plus a margin, each
  * onStoreError mode answers as the contract says, and decisions come from Redis again once it is back.
+ * On every client: ioredis with each mode, the others with one mode each (the modes are the limiter's,
+ * the same whichever client; what a client does with a dead or paused server is its own).
  */
 const STORE_TIMEOUT_MS = 250;
 /** A correctness bound (no call waits for a dead store), not a speed measure: generous for a busy CI box. */
@@ -18,19 +28,6 @@ const unhandled = watchUnhandledRejections();
 afterEach(() => {
   expect(unhandled).toEqual([]);
 });
-
-/** The client settings the README recommends: fail at once while disconnected, reconnect quickly. */
-function client(port: number): Redis {
-  const redis = new Redis(port, '127.0.0.1', {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: 1000,
-    retryStrategy: (attempt) => Math.min(attempt * 50, 500),
-  });
-  redis.on('error', () => {});
-  return redis;
-}
 
 interface Call {
   readonly ms: number;
@@ -92,114 +89,125 @@ function expectMode(mode: OnStoreError, calls: Call[]): void {
   }
 }
 
-describeRedis('RedisStore faults (a redis-server of its own)', () => {
-  let server: RedisProcess;
-  let admin: Redis;
-  const clients: Redis[] = [];
+const runs: Array<[ClientName, OnStoreError[]]> = [
+  ['ioredis', ['local', 'allow', 'deny']],
+  ['iovalkey', ['local']],
+  ['node-redis v4', ['allow']],
+  ['node-redis v5', ['deny']],
+];
 
-  beforeAll(async () => {
-    server = await startRedis();
-    // The admin connection queues its commands while Redis is away, unlike the limiters' clients.
-    admin = new Redis(server.port, '127.0.0.1', { lazyConnect: true });
-    admin.on('error', () => {});
-    clients.push(admin);
-    await admin.connect();
-  });
+describe.each(runs)('RedisStore faults on %s (a redis-server of its own)', (clientName, modes) =>
+  describeRedis(clientName, () => {
+    let server: RedisProcess;
+    let admin: Redis;
 
-  afterAll(async () => {
-    for (const c of clients) c.disconnect();
-    await server.stop();
-  });
-
-  async function limiterFor(mode: OnStoreError, name: string, redis = client(server.port)): Promise<Limiter> {
-    clients.push(redis);
-    await redis.connect();
-    return createLimiter({
-      name,
-      limit: 3,
-      window: '10s',
-      algorithm: 'fixed-window',
-      store: new RedisStore({ client: redis }),
-      onStoreError: mode,
-      storeTimeout: STORE_TIMEOUT_MS,
+    beforeAll(async () => {
+      server = await startRedis();
+      // The admin connection queues its commands while Redis is away, unlike the limiters' clients.
+      admin = new Redis(server.port, '127.0.0.1', { lazyConnect: true });
+      admin.on('error', () => {});
+      await admin.connect();
     });
-  }
 
-  /** Scripts the server has run since it (re)started. */
-  async function scriptCalls(): Promise<number> {
-    const stats = await admin.info('commandstats');
-    let total = 0;
-    for (const [, calls] of stats.matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm)) total += Number(calls);
-    return total;
-  }
+    afterAll(async () => {
+      admin.disconnect();
+      await closeClients();
+      await server.stop();
+    });
 
-  /**
-   * Traffic while Redis is up: no decision is degraded, and the server ran scripts for it. (Counting
-   * keys instead flaked: fixed windows are aligned, so every key can expire at a window boundary while
-   * the deny cache answers the last waves.)
-   */
-  async function expectRedisDecided(limiter: Limiter, label: string, forMs: number): Promise<void> {
-    const before = await scriptCalls();
-    const calls = await traffic(limiter, label, forMs);
-    expect(calls.every((c) => c.decision.degraded === undefined)).toBe(true);
-    expect(slowest(calls)).toBeLessThanOrEqual(BOUND_MS);
-    expect(await scriptCalls()).toBeGreaterThan(before);
-  }
+    async function limiterFor(
+      mode: OnStoreError,
+      name: string,
+      settings: 'fail-fast' | 'defaults' = 'fail-fast',
+    ): Promise<Limiter> {
+      const redis: RedisClient = await configuredClient(clientName, server.url, settings);
+      return createLimiter({
+        name,
+        limit: 3,
+        window: '10s',
+        algorithm: 'fixed-window',
+        store: new RedisStore({ client: redis }),
+        onStoreError: mode,
+        storeTimeout: STORE_TIMEOUT_MS,
+      });
+    }
 
-  test('a client on ioredis defaults (offline queue, 20 retries) is bounded by storeTimeout too', async () => {
-    const redis = new Redis(server.port, '127.0.0.1', { lazyConnect: true });
-    redis.on('error', () => {});
-    const limiter = await limiterFor('deny', 'defaults', redis);
-    await expectRedisDecided(limiter, 'before', 200);
-    await server.kill();
-    const down = await traffic(limiter, 'down', 1200);
-    expect(slowest(down)).toBeLessThanOrEqual(BOUND_MS);
-    expectMode('deny', down);
-    // Queued in ioredis, the first calls waited for the timeout: it is storeTimeout that bounds them.
-    expect(down[0]!.ms).toBeGreaterThanOrEqual(STORE_TIMEOUT_MS - 5);
-    await server.restart();
-    await untilRedisDecides(limiter, 'back');
-    await expectRedisDecided(limiter, 'after', 300);
-  });
+    /** Scripts the server has run since it (re)started. */
+    async function scriptCalls(): Promise<number> {
+      const stats = await admin.info('commandstats');
+      let total = 0;
+      for (const [, calls] of stats.matchAll(/^cmdstat_eval(?:sha)?:calls=(\d+)/gm)) total += Number(calls);
+      return total;
+    }
 
-  describe.each<OnStoreError>(['local', 'allow', 'deny'])("onStoreError '%s'", (mode) => {
-    test('Redis killed mid-run, then restarted', async () => {
-      const name = `kill-${mode}`;
-      const limiter = await limiterFor(mode, name);
+    /**
+     * Traffic while Redis is up: no decision is degraded, and the server ran scripts for it. (Counting
+     * keys instead flaked: fixed windows are aligned, so every key can expire at a window boundary while
+     * the deny cache answers the last waves.)
+     */
+    async function expectRedisDecided(limiter: Limiter, label: string, forMs: number): Promise<void> {
+      const before = await scriptCalls();
+      const calls = await traffic(limiter, label, forMs);
+      expect(calls.every((c) => c.decision.degraded === undefined)).toBe(true);
+      expect(slowest(calls)).toBeLessThanOrEqual(BOUND_MS);
+      expect(await scriptCalls()).toBeGreaterThan(before);
+    }
+
+    test("a client on its library's defaults (an offline queue) is bounded by storeTimeout too", async () => {
+      const limiter = await limiterFor('deny', 'defaults', 'defaults');
       await expectRedisDecided(limiter, 'before', 200);
-
-      // Killed while calls are in flight.
-      const [during] = await Promise.all([
-        traffic(limiter, 'down', 1500),
-        sleep(50).then(() => server.kill()),
-      ]);
-      expect(slowest(during)).toBeLessThanOrEqual(BOUND_MS);
-      const down = during.filter((c) => c.decision.degraded);
-      expectMode(mode, down);
-      // Once the circuit is open, no call waits for the dead server at all.
-      expect(during.slice(-WAVE).every((c) => c.decision.degraded && c.ms < STORE_TIMEOUT_MS)).toBe(true);
-
+      await server.kill();
+      const down = await traffic(limiter, 'down', 1200);
+      expect(slowest(down)).toBeLessThanOrEqual(BOUND_MS);
+      expectMode('deny', down);
+      // Queued in ioredis and iovalkey, the first calls waited for the timeout: it is storeTimeout that
+      // bounds them. node-redis fails the queued commands when the socket drops.
+      if (!clientName.startsWith('node-redis'))
+        expect(down[0]!.ms).toBeGreaterThanOrEqual(STORE_TIMEOUT_MS - 5);
       await server.restart();
-      const back = await untilRedisDecides(limiter, 'back');
-      expect(slowest(back)).toBeLessThanOrEqual(BOUND_MS);
+      await untilRedisDecides(limiter, 'back');
       await expectRedisDecided(limiter, 'after', 300);
     });
 
-    test('Redis paused (CLIENT PAUSE) past storeTimeout', async () => {
-      const name = `pause-${mode}`;
-      const limiter = await limiterFor(mode, name);
-      await expectRedisDecided(limiter, 'before', 200);
+    describe.each(modes)("onStoreError '%s'", (mode) => {
+      test('Redis killed mid-run, then restarted', async () => {
+        const name = `kill-${mode}`;
+        const limiter = await limiterFor(mode, name);
+        await expectRedisDecided(limiter, 'before', 200);
 
-      await admin.call('CLIENT', 'PAUSE', '1500', 'ALL');
-      const paused = await traffic(limiter, 'paused', 1200);
-      expect(slowest(paused)).toBeLessThanOrEqual(BOUND_MS);
-      expectMode(mode, paused);
-      // The first calls waited for the timeout; it is the pause, not an error, that they report.
-      expect(paused[0]!.ms).toBeGreaterThanOrEqual(STORE_TIMEOUT_MS - 5);
+        // Killed while calls are in flight.
+        const [during] = await Promise.all([
+          traffic(limiter, 'down', 1500),
+          sleep(50).then(() => server.kill()),
+        ]);
+        expect(slowest(during)).toBeLessThanOrEqual(BOUND_MS);
+        const down = during.filter((c) => c.decision.degraded);
+        expectMode(mode, down);
+        // Once the circuit is open, no call waits for the dead server at all.
+        expect(during.slice(-WAVE).every((c) => c.decision.degraded && c.ms < STORE_TIMEOUT_MS)).toBe(true);
 
-      const back = await untilRedisDecides(limiter, 'back');
-      expect(slowest(back)).toBeLessThanOrEqual(BOUND_MS);
-      await expectRedisDecided(limiter, 'after', 300);
+        await server.restart();
+        const back = await untilRedisDecides(limiter, 'back');
+        expect(slowest(back)).toBeLessThanOrEqual(BOUND_MS);
+        await expectRedisDecided(limiter, 'after', 300);
+      });
+
+      test('Redis paused (CLIENT PAUSE) past storeTimeout', async () => {
+        const name = `pause-${mode}`;
+        const limiter = await limiterFor(mode, name);
+        await expectRedisDecided(limiter, 'before', 200);
+
+        await admin.call('CLIENT', 'PAUSE', '1500', 'ALL');
+        const paused = await traffic(limiter, 'paused', 1200);
+        expect(slowest(paused)).toBeLessThanOrEqual(BOUND_MS);
+        expectMode(mode, paused);
+        // The first calls waited for the timeout; it is the pause, not an error, that they report.
+        expect(paused[0]!.ms).toBeGreaterThanOrEqual(STORE_TIMEOUT_MS - 5);
+
+        const back = await untilRedisDecides(limiter, 'back');
+        expect(slowest(back)).toBeLessThanOrEqual(BOUND_MS);
+        await expectRedisDecided(limiter, 'after', 300);
+      });
     });
-  });
-});
+  }),
+);

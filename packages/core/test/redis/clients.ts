@@ -37,7 +37,7 @@ interface NodeRedisClient extends Closable {
   connect(): Promise<unknown>;
 }
 interface NodeRedisModule {
-  createClient(options: { url: string }): NodeRedisClient;
+  createClient(options: { url: string } & Record<string, unknown>): NodeRedisClient;
   createCluster(options: { rootNodes: Array<{ url: string }> }): NodeRedisClient;
 }
 const nodeRedisModules: Record<string, NodeRedisModule> = {
@@ -143,4 +143,46 @@ let counter = 0;
 export function uniquePrefix(label: string): string {
   counter++;
   return `t-${label}-${process.pid}-${Date.now().toString(36)}-${counter}`;
+}
+
+/**
+ * How a standalone client is set up: 'fail-fast' as the README and docs/deployment.md recommend (no
+ * offline queue, no retry of a command, a bounded connect, quick reconnects), or 'defaults' (the
+ * library's own: an offline queue that holds commands while Redis is away).
+ */
+export type Settings = 'fail-fast' | 'defaults';
+
+/** A client of `name` on the standalone server at `url`, set up as `settings` says, connected. */
+export async function configuredClient(
+  name: ClientName,
+  url: string,
+  settings: Settings,
+): Promise<RedisClient> {
+  const reconnect = (attempt: number) => Math.min(attempt * 50, 500);
+  if (name === 'ioredis' || name === 'iovalkey') {
+    const options =
+      settings === 'defaults'
+        ? { lazyConnect: true }
+        : {
+            lazyConnect: true,
+            enableOfflineQueue: false,
+            maxRetriesPerRequest: 0,
+            connectTimeout: 1000,
+            retryStrategy: reconnect,
+          };
+    const client = name === 'ioredis' ? new Redis(url, options) : new Valkey(url, options);
+    client.on('error', () => {});
+    keep(client);
+    await client.connect();
+    return client;
+  }
+  const options =
+    settings === 'defaults'
+      ? { url }
+      : { url, disableOfflineQueue: true, socket: { connectTimeout: 1000, reconnectStrategy: reconnect } };
+  const client = nodeRedisModules[name]!.createClient(options);
+  client.on('error', () => {});
+  keep(client);
+  await client.connect();
+  return client as unknown as RedisClient;
 }
