@@ -186,3 +186,24 @@ export async function configuredClient(
   await client.connect();
   return client as unknown as RedisClient;
 }
+
+/** A client of `name` on `url` that has not connected yet, and how to connect it. */
+export function unconnectedClient(
+  name: ClientName,
+  url: string,
+): { client: RedisClient; connect: () => Promise<unknown> } {
+  if (name === 'ioredis' || name === 'iovalkey') {
+    const options = { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 };
+    const client = keep(name === 'ioredis' ? new Redis(url, options) : new Valkey(url, options));
+    client.on('error', () => {});
+    // The first command of a lazyConnect client starts connecting on its own: then wait for it.
+    const connect = async () => {
+      if (client.status === 'wait') return client.connect();
+      if (client.status !== 'ready') await new Promise((resolve) => client.once('ready', resolve));
+    };
+    return { client, connect };
+  }
+  const client = keep(nodeRedisModules[name]!.createClient({ url }));
+  client.on('error', () => {});
+  return { client: client as unknown as RedisClient, connect: () => client.connect() };
+}

@@ -4,7 +4,7 @@ import { describeRedis, sharedCluster } from '../../../../test/support/redis.js'
 import { algorithms } from '../../src/algorithms/index.js';
 import { encodeSubject, policyNamespace } from '../../src/keys.js';
 import { planOf } from '../../src/stores/redis/keys.js';
-import { closeClients, clusterClient, uniquePrefix } from './clients.js';
+import { CLIENT_NAMES, closeClients, clusterClient, sharedClient, uniquePrefix } from './clients.js';
 
 /** Subjects that try to break out of their key or hash tag, or to pass for another subject. */
 const hostile = [
@@ -132,7 +132,7 @@ describeRedis('Redis keys on a cluster', () => {
 
   afterAll(closeClients);
 
-  test.each([
+  const policySets: Array<[string, Policy[]]> = [
     [
       'subject-scoped',
       [
@@ -147,11 +147,18 @@ describeRedis('Redis keys on a cluster', () => {
         { limit: 1000, window: '1h', algorithm: 'gcra', scope: 'global' },
       ],
     ],
-  ] as Array<[string, Policy[]]>)(
-    '%s: hostile subjects keep to their own keys, each with a TTL',
-    async (_label, policies) => {
+  ];
+  // Every client on the cluster; the keys are read through ioredis.
+  const runs = CLIENT_NAMES.flatMap((name) =>
+    policySets.map(([label, policies]) => [name, label, policies] as const),
+  );
+
+  test.each(runs)(
+    '%s, %s: hostile subjects keep to their own keys, each with a TTL',
+    async (name, _label, policies) => {
       const prefix = uniquePrefix('hygiene');
-      const limiter = createLimiter({ policies, prefix, store: new RedisStore({ client: cluster }) });
+      const client = await sharedClient(name, 'cluster');
+      const limiter = createLimiter({ policies, prefix, store: new RedisStore({ client }) });
       // Subject i spends 1 + i % 3: a subject that shared a counter with another would show it.
       for (const [i, subject] of hostile.entries()) {
         const decision = await limiter.consume(subject, { cost: 1 + (i % 3) });

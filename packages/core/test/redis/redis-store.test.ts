@@ -15,7 +15,17 @@ import {
   startRedis,
 } from '../../../../test/support/redis.js';
 import { algorithmNames } from '../../src/algorithms/index.js';
-import { closeClients, clusterClient, standaloneClient, uniquePrefix } from './clients.js';
+import {
+  CLIENT_NAMES,
+  CLIENTS_AND_BACKENDS,
+  closeClients,
+  clusterClient,
+  connectClient,
+  sharedTarget,
+  standaloneClient,
+  unconnectedClient,
+  uniquePrefix,
+} from './clients.js';
 
 const everyAlgorithm: Policy[] = algorithmNames.map((algorithm) => ({
   name: algorithm,
@@ -267,15 +277,13 @@ describeRedis('RedisStore keys', () => {
 describeRedis('RedisStore survives SCRIPT FLUSH mid-run', () => {
   afterAll(closeClients);
 
-  test.each(['standalone', 'cluster'])('%s: no call fails, and the limit holds', async (backend) => {
-    const client =
-      backend === 'standalone'
-        ? standaloneClient(await sharedRedis(), { autoPipelining: true })
-        : clusterClient(await sharedCluster(), { autoPipelining: true });
+  test.each(CLIENTS_AND_BACKENDS)('%s, %s: no call fails, and the limit holds', async (name, backend) => {
+    const target = await sharedTarget(backend);
+    const client = await connectClient(name, target, { autoPipelining: true });
     const flushers =
-      backend === 'standalone'
-        ? [client as Redis]
-        : (await sharedCluster()).map((node) => standaloneClient(`redis://${node.host}:${node.port}`));
+      'url' in target
+        ? [standaloneClient(target.url)]
+        : target.nodes.map((node) => standaloneClient(`redis://${node.host}:${node.port}`));
     const limiter = createLimiter({
       limit: 250,
       window: '1h',
@@ -299,5 +307,41 @@ describeRedis('RedisStore survives SCRIPT FLUSH mid-run', () => {
       [false, undefined],
       [false, undefined],
     ]);
+  });
+});
+
+describeRedis('RedisStore on a client that is not connected yet', () => {
+  let server: RedisProcess;
+  beforeAll(async () => {
+    server = await startRedis();
+  });
+  afterAll(async () => {
+    await closeClients();
+    await server.stop();
+  });
+
+  // ioredis and iovalkey with lazyConnect and no offline queue, node-redis before connect(): each
+  // refuses the command, and the limiter decides by onStoreError, at once; once connected, by Redis.
+  test.each(CLIENT_NAMES)('%s: decided by onStoreError until connected, then by Redis', async (name) => {
+    const { client, connect } = unconnectedClient(name, server.url);
+    const limiter = createLimiter({
+      limit: 2,
+      window: '1m',
+      prefix: uniquePrefix('unconnected'),
+      store: new RedisStore({ client }),
+      onStoreError: 'deny',
+      storeTimeout: '5s',
+    });
+    const before = await limiter.consume('u');
+    expect(before).toMatchObject({ allowed: false, degraded: true, reason: 'store-error' });
+    await connect();
+    let after = await limiter.consume('u');
+    // The circuit may still be open from the failure: it probes again after a short while.
+    for (let i = 0; i < 50 && after.degraded; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      after = await limiter.consume('u');
+    }
+    expect(after).toMatchObject({ allowed: true, remaining: 1 });
+    expect(after.degraded).toBeUndefined();
   });
 });
