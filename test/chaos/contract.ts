@@ -105,7 +105,7 @@ export async function report(
     const statuses = new Map<number, number>();
     for (const s of load.of(server.label)) statuses.set(s.status, (statuses.get(s.status) ?? 0) + 1);
     lines.push(
-      `${server.label.padEnd(14)} answers ${[...statuses].map(([k, v]) => `${k}×${v}`).join(' ')}; degraded ${windows.join(', ')}; slowest answer ${stats?.maxMs.toFixed(0)} ms (${stats?.stalled} slow only by a starved process)`,
+      `${`${server.label} on ${server.client}`.padEnd(30)} answers ${[...statuses].map(([k, v]) => `${k}×${v}`).join(' ')}; degraded ${windows.join(', ')}; slowest answer ${stats?.maxMs.toFixed(0)} ms (${stats?.stalled} slow only by a starved process)`,
     );
   }
   return lines.join('\n');

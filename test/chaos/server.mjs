@@ -3,7 +3,8 @@
  * register.mjs): Express or Fastify with a Redis-backed limiter in one `onStoreError` mode.
  *
  * Environment: FRAMEWORK (express | fastify), MODE (local | allow | deny), STORE_TIMEOUT_MS, LIMIT,
- * PREFIX, and REDIS_URL or REDIS_CLUSTER ("host:port,..."). The subject is the `x-subject` header.
+ * PREFIX, CLIENT (ioredis | iovalkey | node-redis v4 | node-redis v5), and REDIS_URL or REDIS_CLUSTER
+ * ("host:port,..."). The subject is the `x-subject` header.
  * `GET /` answers `{ status, allowed, degraded }` for passed and denied requests alike (a `handler`
  * keeps the contract's status and headers and reports the decision). `GET /__stats` (not limited)
  * answers what this process saw: requests, the slowest answer, answers slower than storeTimeout +
@@ -18,7 +19,6 @@ import { performance } from 'node:perf_hooks';
 import { RedisStore } from '@sluice/core';
 import { rateLimiter } from '@sluice/express';
 import { sluice } from '@sluice/fastify';
-import { Cluster, Redis } from 'ioredis';
 
 const env = process.env;
 const stats = { requests: 0, maxMs: 0, slow: [], stalled: 0, unhandled: [] };
@@ -55,17 +55,38 @@ process.on('unhandledRejection', (reason) => {
 
 /** Reconnects every 100 ms, as a service that must come back quickly would configure it. */
 const retry = () => 100;
-const client = env.REDIS_CLUSTER
-  ? new Cluster(
-      env.REDIS_CLUSTER.split(',').map((node) => {
-        const at = node.lastIndexOf(':');
-        return { host: node.slice(0, at), port: Number(node.slice(at + 1)) };
-      }),
-      { clusterRetryStrategy: retry, redisOptions: { maxRetriesPerRequest: 1, retryStrategy: retry } },
-    )
-  : new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1, retryStrategy: retry });
-// Connection errors are the store's to handle; a listener keeps ioredis from printing each one.
-client.on('error', () => {});
+const nodes = env.REDIS_CLUSTER?.split(',').map((node) => {
+  const at = node.lastIndexOf(':');
+  return { host: node.slice(0, at), port: Number(node.slice(at + 1)) };
+});
+
+/** The client CLIENT names (ioredis, iovalkey, node-redis v4 or v5), connected. */
+async function connect(name) {
+  if (name === 'ioredis' || name === 'iovalkey') {
+    const { Cluster, Redis } = name === 'ioredis' ? await import('ioredis') : await import('iovalkey');
+    const client = nodes
+      ? new Cluster(nodes, {
+          clusterRetryStrategy: retry,
+          redisOptions: { maxRetriesPerRequest: 1, retryStrategy: retry },
+        })
+      : new Redis(env.REDIS_URL, { maxRetriesPerRequest: 1, retryStrategy: retry });
+    // Connection errors are the store's to handle; a listener keeps the client from printing each one.
+    client.on('error', () => {});
+    return client;
+  }
+  const { createClient, createCluster } = await import(name === 'node-redis v4' ? 'redis4' : 'redis5');
+  const socket = { reconnectStrategy: retry };
+  const client = nodes
+    ? createCluster({
+        rootNodes: nodes.map(({ host, port }) => ({ url: `redis://${host}:${port}` })),
+        defaults: { socket },
+      })
+    : createClient({ url: env.REDIS_URL, socket });
+  client.on('error', () => {});
+  await client.connect();
+  return client;
+}
+const client = await connect(env.CLIENT ?? 'ioredis');
 
 const options = {
   limit: Number(env.LIMIT),

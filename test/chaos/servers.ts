@@ -18,6 +18,8 @@ export interface ServerStats {
 
 export interface AppServer {
   readonly label: string;
+  /** The Redis client it runs on (clientOf). */
+  readonly client: string;
   readonly framework: Framework;
   readonly mode: Mode;
   readonly url: string;
@@ -39,6 +41,17 @@ export interface ServerOptions {
   redis: { REDIS_URL: string } | { REDIS_CLUSTER: string };
 }
 
+/**
+ * The Redis client each server of a chaos suite runs on, by its place among the servers: every client
+ * meets the fault (and each the modes of two frameworks over the two suites), at no extra run time.
+ */
+export const CHAOS_CLIENTS = ['ioredis', 'iovalkey', 'node-redis v4', 'node-redis v5'] as const;
+export function clientOf(framework: Framework, mode: Mode, offset: number): string {
+  const index =
+    (['express', 'fastify'].indexOf(framework) * 3 + ['local', 'allow', 'deny'].indexOf(mode) + offset) % 4;
+  return CHAOS_CLIENTS[index]!;
+}
+
 const here = __dirname;
 const START_TIMEOUT_MS = 20_000;
 
@@ -55,6 +68,7 @@ export async function startServer(options: ServerOptions): Promise<AppServer> {
         STORE_TIMEOUT_MS: String(options.storeTimeoutMs),
         LIMIT: String(options.limit),
         PREFIX: options.prefix,
+        CLIENT: clientOf(options.framework, options.mode, 'REDIS_URL' in options.redis ? 0 : 2),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -89,6 +103,7 @@ export async function startServer(options: ServerOptions): Promise<AppServer> {
   const url = `http://127.0.0.1:${port}`;
   return {
     label: `${options.framework}/${options.mode}`,
+    client: clientOf(options.framework, options.mode, 'REDIS_URL' in options.redis ? 0 : 2),
     framework: options.framework,
     mode: options.mode,
     url,

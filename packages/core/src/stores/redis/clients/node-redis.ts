@@ -18,6 +18,42 @@ export interface NodeRedisScriptCluster {
   ): Promise<unknown>;
   readonly masters: unknown;
   readonly slots: unknown;
+  on?(event: string, listener: () => void): unknown;
+}
+
+/** At most one topology nudge (see nudger) this often. */
+const NUDGE_MS = 250;
+
+/**
+ * node-redis clusters reconnect to a master that died, and look for the new topology only when a node
+ * answers MOVED: after a failover they would wait for the dead master for ever, where ioredis moves to
+ * the promoted replica. While a node fails (its errors, or a call's), this asks a node picked at random
+ * (no key given) for a key of the last call, at most every NUDGE_MS: a node that does not serve its
+ * slot answers MOVED, and node-redis rediscovers the cluster. A GET changes nothing.
+ */
+function nudger(client: NodeRedisScriptCluster): { nudge(): void; sent(key: string): void } {
+  let lastKey: string | undefined;
+  let lastNudge = Number.NEGATIVE_INFINITY;
+  const nudge = () => {
+    const now = performance.now();
+    if (lastKey === undefined || now - lastNudge < NUDGE_MS) return;
+    lastNudge = now;
+    client.sendCommand(undefined, false, ['GET', lastKey]).catch(() => {});
+  };
+  // v5 reports a node's errors as 'node-error', v4 as 'error'.
+  client.on?.('node-error', nudge);
+  client.on?.('error', nudge);
+  return {
+    nudge,
+    sent: (key) => {
+      lastKey = key;
+    },
+  };
+}
+
+/** A reply of the server (MOVED, NOSCRIPT, ERR …) rather than a failure to reach it. */
+function isReply(error: unknown): boolean {
+  return error instanceof Error && /^[A-Z]{2,} /.test(error.message);
 }
 
 export function isNodeRedis(value: object): value is NodeRedisScriptClient | NodeRedisScriptCluster {
@@ -51,9 +87,16 @@ function command(
  */
 export function nodeRedisRunner(client: NodeRedisScriptClient | NodeRedisScriptCluster): ScriptRunner {
   if (isCluster(client)) {
+    const topology = nudger(client);
     // Every key of a call shares one slot: the first routes it.
-    const send = (name: string, body: string, numKeys: number, args: Array<string | number>) =>
-      client.sendCommand(args[0] as string, false, command(name, body, numKeys, args));
+    const send = (name: string, body: string, numKeys: number, args: Array<string | number>) => {
+      const key = args[0] as string;
+      topology.sent(key);
+      return client.sendCommand(key, false, command(name, body, numKeys, args)).catch((error: unknown) => {
+        if (!isReply(error)) topology.nudge();
+        throw error;
+      });
+    };
     return {
       isCluster: true,
       evalsha: (sha, numKeys, args) => send('EVALSHA', sha, numKeys, args),
