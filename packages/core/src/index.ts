@@ -11,7 +11,7 @@ export type { Duration } from './duration.js';
 export type { ErrorCode } from './errors.js';
 export { ErrorCodes, SluiceConfigError } from './errors.js';
 export type { FrameworkRequest } from './http/adapter.js';
-export { abandonIfLate, callHandler, frameworkReader, passOn } from './http/adapter.js';
+export { abandonIfLate, callHandler, frameworkReader, passOn, passOnAwaiting } from './http/adapter.js';
 export type { HttpHandler, HttpOutcome } from './http/handle.js';
 export { createHttpHandler, PROBLEM_CONTENT_TYPE, UnknownPlanError } from './http/handle.js';
 export type { HeaderMode } from './http/headers.js';
@@ -41,3 +41,5 @@ export type {
   StoreOutcome,
   StorePolicy,
 } from './stores/store.js';
+/** For stores of one's own: where and how long a reset mark is kept (docs/stores.md). */
+export { markLifeMs, markOf } from './stores/store.js';
