@@ -1,9 +1,9 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
 import { createLimiter, type Policy, RedisStore } from '@sluice/core';
+import type { Burst, BurstResult } from '@sluice/core/testing';
 import { describeRedis } from '../../../../test/support/redis.js';
 import { algorithmNames } from '../../src/algorithms/index.js';
-import type { Burst, BurstResult } from './burst-child.js';
 import {
   type Backend,
   CLIENT_NAMES,

@@ -1,8 +1,7 @@
-import { createLimiter, MemoryStore, RedisStore } from '@sluice/core';
-import { runTrace } from '@sluice/core/testing';
+import { createLimiter, MemoryStore, type Policy, RedisStore } from '@sluice/core';
+import { multiPolicySets, runTrace, singlePolicySets, tracesFor } from '@sluice/core/testing';
 import { describeRedis } from '../../../../test/support/redis.js';
 import { CLIENTS_AND_BACKENDS, closeClients, sharedClient, uniquePrefix } from './clients.js';
-import { capacityOf, multi, single, tracesFor } from './policy-sets.js';
 
 /**
  * The deny cache answers only what Redis would (API.md r2): with it on (the default), a limiter on
@@ -14,11 +13,13 @@ import { capacityOf, multi, single, tracesFor } from './policy-sets.js';
 describeRedis('RedisStore with its deny cache decides as MemoryStore', () => {
   afterAll(closeClients);
 
-  describe.each([...single, ...multi])('%s', (_label, policies) => {
+  describe.each(
+    [...singlePolicySets, ...multiPolicySets].map((s): [string, Policy[]] => [s.label, [...s.policies]]),
+  )('%s', (_label, policies) => {
     test.each(CLIENTS_AND_BACKENDS)('%s, %s: the same decision at every step', async (name, backend) => {
       const client = await sharedClient(name, backend);
       let cacheable = 0;
-      for (const trace of tracesFor(policies, capacityOf(policies) + 1, [1, 2, 3, 4])) {
+      for (const trace of tracesFor(policies, { maxCost: capacityOf(policies) + 1, seeds: [1, 2, 3, 4] })) {
         const memory = await runTrace(
           (clock) => createLimiter({ policies, store: new MemoryStore({ clock }) }),
           trace,
@@ -50,3 +51,8 @@ describeRedis('RedisStore with its deny cache decides as MemoryStore', () => {
     });
   });
 });
+
+/** The largest capacity among `policies`: a cost one above it can never be allowed. */
+function capacityOf(policies: readonly Policy[]): number {
+  return Math.max(...policies.map((p) => p.burst ?? p.limit));
+}
