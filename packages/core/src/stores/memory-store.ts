@@ -4,6 +4,7 @@ import {
   decideAll,
   markLifeMs,
   markOf,
+  marksApply,
   type PolicyOutcome,
   type RefundCall,
   type Store,
@@ -247,9 +248,12 @@ export class MemoryStore implements Store {
     }
   }
 
-  /** Whether the subject was reset at or after `chargedAt` under `policy` (subject-scoped ones only). */
+  /**
+   * Whether the subject was reset at or after `chargedAt` under `policy` (marksApply): a charge in the
+   * reset's own millisecond counts as taken by it, made before or after.
+   */
   private resetSince(policy: StorePolicy, subject: string, chargedAt: number, now: number): boolean {
-    if (policy.scope !== 'subject') return false;
+    if (!marksApply(policy)) return false;
     const marks = this.spaces.get(markOf(policy.namespace));
     const mark = marks === undefined ? undefined : this.read(marks, subject, now);
     return mark !== undefined && mark[STATE]! >= chargedAt;

@@ -87,6 +87,15 @@ export function markOf(namespace: string): string {
 }
 
 /**
+ * Whether a refund under `policy` reads reset marks: subject-scoped rate policies. Global keys are not
+ * reset; a concurrency lease is given back by its id, which a reset has already dropped, so a release
+ * after a reset frees nothing it should not (and a mark must not stop a lease taken after it).
+ */
+export function marksApply(policy: StorePolicy): boolean {
+  return policy.scope === 'subject' && policy.algorithm.name !== 'concurrency';
+}
+
+/**
  * How long a reset mark must live: as long as a charge made before the reset could still give
  * anything back (two windows for a sliding window, a full bucket's refill for the buckets).
  */

@@ -79,7 +79,9 @@ export function referenceTrace(
         charge[flag] = true;
         policies.forEach((p, i) => {
           if (step.op !== 'refund' && p.algorithm !== 'concurrency') return;
-          if ((resets.get(keyOf(i, charge.subject)) ?? Number.NEGATIVE_INFINITY) >= charge.chargedAt) return;
+          // A lease goes back by its id (a reset dropped it already); a rate charge a reset took, not at all.
+          const resetAt = p.algorithm === 'concurrency' ? undefined : resets.get(keyOf(i, charge.subject));
+          if (resetAt !== undefined && resetAt >= charge.chargedAt) return;
           modelOf(i, charge.subject).refund(now, charge.chargedAt, charge.cost, charge.leaseId);
         });
       }

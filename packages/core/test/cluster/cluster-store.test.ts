@@ -11,6 +11,7 @@ interface SharedLimit {
   parity: StoreParityReport | { error: string };
   atomicity: Array<{ label: string; allowed: number; error?: string }>;
   lookalike: { allowed: boolean; remaining: number; degraded: boolean };
+  echo: Array<[boolean, number, boolean]>;
   chatter: number;
   primarySeen: { app: number; sluice: number };
   workerSeen: Array<{ app: number; sluice: number }>;
@@ -61,6 +62,13 @@ describe('four workers on one primary', () => {
     for (const seen of run.workerSeen) expect(seen.sluice).toBeGreaterThanOrEqual(2000);
     // Messages shaped like Sluice's but not tagged as its own charged nothing: the real call took the only unit.
     expect(run.lookalike).toEqual({ allowed: true, remaining: 0, degraded: false });
+    // Its own requests relayed back to a worker are not taken for the primary's answers (each was
+    // before: a degraded decision; hostile review).
+    expect(run.echo).toEqual([
+      [true, 4, false],
+      [true, 3, false],
+      [true, 2, false],
+    ]);
     expect(stderr).toBe('');
   });
 });

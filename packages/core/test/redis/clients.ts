@@ -132,7 +132,11 @@ export async function closeClients(): Promise<void> {
         if (client.quit !== undefined) await client.quit();
         else client.destroy?.();
       } catch {
-        client.disconnect?.();
+        try {
+          client.disconnect?.();
+        } catch {
+          // Closed already.
+        }
       }
     }),
   );

@@ -6,7 +6,9 @@ import {
   RedisStore,
   SluiceConfigError,
 } from '@sluice/core';
-import type Redis from 'ioredis';
+import Redis from 'ioredis';
+import { createClient as createClient4 } from 'redis4';
+import { createClient as createClient5 } from 'redis5';
 import {
   describeRedis,
   type RedisProcess,
@@ -34,6 +36,11 @@ const everyAlgorithm: Policy[] = algorithmNames.map((algorithm) => ({
   algorithm,
 }));
 
+/** An ioredis client that never connects (lazyConnect, and nothing is sent). */
+function lazy(options: Record<string, unknown> = {}): Redis {
+  return new Redis({ lazyConnect: true, ...options });
+}
+
 function codeOf(error: unknown): string | undefined {
   return error instanceof SluiceConfigError ? error.code : undefined;
 }
@@ -55,6 +62,16 @@ describe('RedisStore options', () => {
     ['a URL for a client', { client: 'redis://localhost' }, 'ERR_SLUICE_INVALID_STORE'],
     ['a clock that is not a function', { client, clock: 5 }, 'ERR_SLUICE_INVALID_OPTION'],
     ['an unknown option', { client, prefix: 'x' }, 'ERR_SLUICE_UNKNOWN_OPTION'],
+    // Look like clients but answer otherwise; each crashed the process at its first call (hostile review).
+    ['an ioredis pipeline', { client: lazy().pipeline() }, 'ERR_SLUICE_INVALID_STORE'],
+    ['a node-redis multi', { client: createClient5().multi() }, 'ERR_SLUICE_INVALID_STORE'],
+    [
+      'a node-redis v4 legacyMode client',
+      { client: createClient4({ legacyMode: true }) },
+      'ERR_SLUICE_INVALID_STORE',
+    ],
+    // Its prefix would change Sluice's keys: counters not shared with other clients (allowed twice the limit).
+    ['an ioredis client with keyPrefix', { client: lazy({ keyPrefix: 'app:' }) }, 'ERR_SLUICE_INVALID_STORE'],
   ] as Array<[string, unknown, string]>)('rejects %s', (_label, options, code) => {
     let thrown: unknown;
     try {
@@ -63,6 +80,28 @@ describe('RedisStore options', () => {
       thrown = error;
     }
     expect(codeOf(thrown)).toBe(code);
+  });
+
+  test('says what a look-alike is and what to pass instead', () => {
+    expect(() => new RedisStore({ client: createClient4({ legacyMode: true }) as never })).toThrow(
+      /client\.v4/,
+    );
+    expect(() => new RedisStore({ client: lazy({ keyPrefix: 'app:' }) })).toThrow(/prefix option/);
+  });
+
+  test('a client that answers without a promise is a store failure, never an unhandled rejection', async () => {
+    const odd = { evalsha: () => undefined, eval: () => undefined } as unknown as RedisScriptClient;
+    const limiter = createLimiter({
+      limit: 1,
+      window: '1m',
+      store: new RedisStore({ client: odd }),
+      onStoreError: 'deny',
+    });
+    expect(await limiter.consume('u')).toMatchObject({
+      allowed: false,
+      degraded: true,
+      reason: 'store-error',
+    });
   });
 
   test('names the option in its message', () => {

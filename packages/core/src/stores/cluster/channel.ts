@@ -92,7 +92,8 @@ export class Channel {
 
   /** Every message reaches every listener: the app's own are left to the app. */
   private readonly onMessage = (message: unknown): void => {
-    if (!isTagged(message)) return;
+    // A request (it has an op) is never a reply, even relayed back by an app that echoes messages.
+    if (!isTagged(message) || 'op' in (message as object)) return;
     const reply = message as Reply;
     const waiting = this.pending.get(reply.id);
     // Not ours (another store's, or answered after its call was given up): nothing waits for it.

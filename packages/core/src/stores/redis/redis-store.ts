@@ -1,6 +1,6 @@
 import { describeValue, ErrorCodes, SluiceConfigError } from '../../errors.js';
 import type { PolicyOutcome, RefundCall, Store, StoreCall, StoreLimiter, StoreOutcome } from '../store.js';
-import { type RedisClient, runnerFor, type ScriptRunner } from './clients/runner.js';
+import { misuseOf, type RedisClient, runnerFor, type ScriptRunner } from './clients/runner.js';
 import { type KeyPlan, planOf } from './keys.js';
 import { NEVER, Op, REPLY_FIELDS, script, scriptSha } from './script.js';
 
@@ -82,10 +82,21 @@ export class RedisStore implements Store {
     const { client, clock } = options;
     const runner = runnerFor(client);
     if (runner === undefined) {
+      const misuse = misuseOf(client);
       throw new SluiceConfigError(
         ErrorCodes.INVALID_STORE,
         'RedisStore.client',
-        `expected an ioredis or iovalkey Redis or Cluster, or a node-redis client or cluster (createClient, createCluster); got ${describeValue(client)}`,
+        `expected an ioredis or iovalkey Redis or Cluster, or a node-redis client or cluster (createClient, createCluster); got ${misuse ?? describeValue(client)}`,
+      );
+    }
+    const keyPrefix = (client as { options?: { keyPrefix?: unknown } }).options?.keyPrefix;
+    if (typeof keyPrefix === 'string' && keyPrefix !== '') {
+      // ioredis would put it before every key: counters no longer shared with clients without it, and
+      // a '{' in it would move the hash tag (CROSSSLOT on a cluster).
+      throw new SluiceConfigError(
+        ErrorCodes.INVALID_STORE,
+        'RedisStore.client',
+        `the client has keyPrefix ${JSON.stringify(keyPrefix)}, which would change Sluice's keys; give Sluice a client without it and set the limiter's prefix option instead`,
       );
     }
     if (clock !== undefined && typeof clock !== 'function') {
@@ -182,9 +193,12 @@ export class RedisStore implements Store {
     this.run(numKeys, args).then(
       (reply) => {
         const fields = reply as ArrayLike<number | string>;
-        for (let i = 0; i < waiters.length; i++) {
-          const waiter = waiters[i]!;
-          waiter.resolve(decode(fields, i, plan.size, waiter.now));
+        let i = 0;
+        try {
+          for (; i < waiters.length; i++) waiters[i]!.resolve(decode(fields, i, plan.size, waiters[i]!.now));
+        } catch (error) {
+          // Not the script's reply (a client that answers otherwise): a store failure, never unhandled.
+          for (; i < waiters.length; i++) waiters[i]!.reject(error);
         }
       },
       (error: unknown) => {
@@ -203,6 +217,7 @@ export class RedisStore implements Store {
     let sent: Promise<unknown>;
     try {
       sent = this.client.evalsha(scriptSha, numKeys, args);
+      if (typeof sent?.then !== 'function') throw new Error('the Redis client did not answer with a promise');
     } catch (error) {
       return Promise.reject(error);
     }

@@ -57,6 +57,7 @@ export async function primary(): Promise<void> {
   }
   result.atomicity = atomicity;
   result.lookalike = await ask(workers[2]!, 'lookalike');
+  result.echo = await ask(workers[1]!, 'echo');
   result.chatter = chatter;
   result.primarySeen = { ...seen };
   result.workerSeen = await Promise.all(workers.map((w) => ask(w, 'seen')));
@@ -118,6 +119,20 @@ export function worker(): void {
       const { policies, prefix, subject } = args as Burst;
       const limiter = createLimiter({ policies: [...policies], prefix, store, storeTimeout: '30s' });
       return limiter.peek(subject);
+    },
+    echo: async () => {
+      const limiter = createLimiter({ limit: 5, window: '1h', prefix: 'echo', store });
+      const decisions = Promise.all([1, 2, 3].map(() => limiter.consume('x')));
+      // An app that relays workers' messages to every worker: this one hears requests with the ids of
+      // its own calls in flight (ids are per worker), before the primary's answers.
+      for (let id = 1; id <= 200_000; id++) {
+        process.emit(
+          'message',
+          { sluice: 'cluster/1', id, op: 'c', lim: 1, sub: 'x', n: 1, lease: 0 },
+          undefined,
+        );
+      }
+      return (await decisions).map((d) => [d.allowed, d.remaining, d.degraded === true]);
     },
     lookalike: async () => {
       const limiter = createLimiter({ limit: 1, window: '1h', prefix: 'lookalike', store });

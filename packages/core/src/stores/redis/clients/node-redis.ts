@@ -31,7 +31,24 @@ const NUDGE_MS = 250;
  * (no key given) for a key of the last call, at most every NUDGE_MS: a node that does not serve its
  * slot answers MOVED, and node-redis rediscovers the cluster. A GET changes nothing.
  */
-function nudger(client: NodeRedisScriptCluster): { nudge(): void; sent(key: string): void } {
+interface Nudger {
+  nudge(): void;
+  sent(key: string): void;
+}
+
+/** One nudger per cluster client, however many stores share it: its listeners are added once. */
+const nudgers = new WeakMap<NodeRedisScriptCluster, Nudger>();
+
+function nudgerOf(client: NodeRedisScriptCluster): Nudger {
+  let found = nudgers.get(client);
+  if (found === undefined) {
+    found = nudger(client);
+    nudgers.set(client, found);
+  }
+  return found;
+}
+
+function nudger(client: NodeRedisScriptCluster): Nudger {
   let lastKey: string | undefined;
   let lastNudge = Number.NEGATIVE_INFINITY;
   const nudge = () => {
@@ -40,9 +57,9 @@ function nudger(client: NodeRedisScriptCluster): { nudge(): void; sent(key: stri
     lastNudge = now;
     client.sendCommand(undefined, false, ['GET', lastKey]).catch(() => {});
   };
-  // v5 reports a node's errors as 'node-error', v4 as 'error'.
-  client.on?.('node-error', nudge);
-  client.on?.('error', nudge);
+  // v5 (which has `_slots`) reports a node's errors as 'node-error'; v4 only as 'error', so there the
+  // store listens to 'error' too (an app should listen to it as well, to log them).
+  client.on?.('_slots' in client ? 'node-error' : 'error', nudge);
   return {
     nudge,
     sent: (key) => {
@@ -87,7 +104,7 @@ function command(
  */
 export function nodeRedisRunner(client: NodeRedisScriptClient | NodeRedisScriptCluster): ScriptRunner {
   if (isCluster(client)) {
-    const topology = nudger(client);
+    const topology = nudgerOf(client);
     // Every key of a call shares one slot: the first routes it.
     const send = (name: string, body: string, numKeys: number, args: Array<string | number>) => {
       const key = args[0] as string;

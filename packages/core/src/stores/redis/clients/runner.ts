@@ -18,9 +18,24 @@ export interface ScriptRunner {
   eval(script: string, numKeys: number, args: Array<string | number>): Promise<unknown>;
 }
 
+/**
+ * Objects that look like a client but answer commands otherwise (callbacks, or queued until `exec`):
+ * what is wrong with them, to say so at construction; undefined for anything else.
+ */
+export function misuseOf(client: unknown): string | undefined {
+  if (typeof client !== 'object' || client === null) return undefined;
+  const shape = client as Record<string, unknown>;
+  if (shape.isPipeline === true) return 'an ioredis pipeline (pass the client itself)';
+  if (typeof shape.execAsPipeline === 'function') return 'a node-redis multi (pass the client itself)';
+  // node-redis v4's legacyMode answers by callback; its promise API is `client.v4`.
+  const options = shape.options as { legacyMode?: unknown } | undefined;
+  if (options?.legacyMode === true) return 'a node-redis legacyMode client (pass client.v4)';
+  return undefined;
+}
+
 /** The runner for a client, told apart by its shape (no client library is imported); undefined for anything else. */
 export function runnerFor(client: unknown): ScriptRunner | undefined {
-  if (typeof client !== 'object' || client === null) return undefined;
+  if (typeof client !== 'object' || client === null || misuseOf(client) !== undefined) return undefined;
   // node-redis first: it has no lowercase `evalsha`, and ioredis no `evalSha`.
   if (isNodeRedis(client)) return nodeRedisRunner(client);
   if (isIoRedis(client)) return ioRedisRunner(client);
