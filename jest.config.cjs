@@ -5,7 +5,17 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/', '/test/consumers/'],
   transform: {
-    '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }],
+    // Decorators as TypeScript's legacy ones, with their metadata: what Nest (@sluice/nestjs) reads.
+    '^.+\\.(t|j)sx?$': [
+      '@swc/jest',
+      {
+        jsc: {
+          target: 'es2022',
+          parser: { syntax: 'typescript', decorators: true },
+          transform: { legacyDecorator: true, decoratorMetadata: true },
+        },
+      },
+    ],
     '^.+\\.lua$': '<rootDir>/scripts/jest-text-transform.cjs',
   },
   // cookie 2 (under fastify.inject's light-my-request) is ESM only: compile it like the sources.
@@ -17,6 +27,9 @@ module.exports = {
     '^@sluice/core/otel$': '<rootDir>/packages/core/src/otel/index.ts',
     '^@sluice/express$': '<rootDir>/packages/express/src/index.ts',
     '^@sluice/fastify$': '<rootDir>/packages/fastify/src/index.ts',
+    '^@sluice/hono$': '<rootDir>/packages/hono/src/index.ts',
+    '^@sluice/koa$': '<rootDir>/packages/koa/src/index.ts',
+    '^@sluice/nestjs$': '<rootDir>/packages/nestjs/src/index.ts',
     '^(\\.{1,2}/.*)\\.js$': '$1',
   },
   globalSetup: '<rootDir>/test/support/global-setup.cjs',

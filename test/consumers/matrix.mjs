@@ -4,8 +4,19 @@
  * admits, 'high' the newest release of its highest major.
  */
 
-/** Type packages for frameworks that ship none, by the framework's major. */
-const TYPES_FOR = { express: (major) => ({ '@types/express': `^${major}` }) };
+/** What a consumer installs beside a peer: type packages for frameworks that ship none, by the framework's major; Hono's Node server; Nest's platform. */
+const TYPES_FOR = {
+  express: (major) => ({ '@types/express': `^${major}` }),
+  koa: (major) => ({ '@types/koa': `^${major}` }),
+  // Not a peer (Hono runs elsewhere too), but what the consumer serves Hono with: its 1.x and 2.x.
+  hono: (_major, end) => ({ '@hono/node-server': end === 'low' ? '~1.19.0' : '^2.0.0' }),
+  // What a Nest app has beside its core: a platform, and the peers Nest 10.0 and 11 each take.
+  '@nestjs/core': (major, end) => ({
+    '@nestjs/platform-express': end === 'low' ? `${major}.0.0` : `^${major}.0.0`,
+    'reflect-metadata': end === 'low' ? '^0.1.12' : '^0.2.0',
+    rxjs: '^7.1.0',
+  }),
+};
 
 /** Comparator sets of a range such as '^4.17.0 || ^5.0.0' or '>=5.0.0', as [operator, version]. */
 function comparators(range) {
@@ -54,7 +65,7 @@ export function matrix(manifests) {
     const versions = ends(range);
     for (const end of ['low', 'high']) {
       sets[end][name] = versions[end];
-      Object.assign(sets[end], TYPES_FOR[name]?.(major(versions[end])));
+      Object.assign(sets[end], TYPES_FOR[name]?.(major(versions[end]), end));
     }
   }
   return { ranges: Object.fromEntries(ranges), sets };

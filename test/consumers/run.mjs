@@ -2,8 +2,8 @@
 /**
  * The packaging check: packs every package as npm would publish it, lints the tarballs (publint,
  * are-the-types-wrong), installs them into throwaway consumer projects at both ends of the declared
- * peer ranges, and there loads them from CommonJS and ESM, runs a request through Express and Fastify
- * and a decision through Redis, and type-checks a TypeScript consumer with node16, bundler and node10
+ * peer ranges, and there loads them from CommonJS and ESM, runs a request through Express, Fastify,
+ * Hono (on @hono/node-server), Koa and NestJS and a decision through Redis, and type-checks a TypeScript consumer with node16, bundler and node10
  * resolution. Prints PASS/FAIL per check and exits non-zero on any failure.
  *
  *   node test/consumers/run.mjs [--no-build] [--keep]
@@ -19,7 +19,7 @@ import { matrix } from './matrix.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
-const PACKAGES = ['core', 'express', 'fastify'];
+const PACKAGES = ['core', 'express', 'fastify', 'hono', 'koa', 'nestjs'];
 const INSTALL_TIMEOUT_MS = 150_000;
 const args = new Set(process.argv.slice(2));
 const started = Date.now();
@@ -237,7 +237,7 @@ async function main() {
       record('peer ranges', false, error.message);
       return;
     }
-    for (const peer of ['express', 'fastify', 'ioredis']) {
+    for (const peer of ['express', 'fastify', 'hono', 'koa', '@nestjs/core', 'ioredis']) {
       if (!(peer in peers.ranges)) record(`peer ${peer} declared`, false, `no package declares ${peer}`);
     }
     redis = await startRedis();

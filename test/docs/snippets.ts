@@ -86,6 +86,8 @@ export function writeProject(dir: string, all: readonly Snippet[]): string[] {
         module: 'ESNext',
         moduleResolution: 'Bundler',
         strict: true,
+        // Nest's decorators (the NestJS snippets) are TypeScript's legacy ones.
+        experimentalDecorators: true,
         allowJs: true,
         checkJs: true,
         noEmit: true,
@@ -100,6 +102,10 @@ export function writeProject(dir: string, all: readonly Snippet[]): string[] {
           '@sluice/core/testing': ['packages/core/src/testing/index.ts'],
           '@sluice/express': ['packages/express/src/index.ts'],
           '@sluice/fastify': ['packages/fastify/src/index.ts'],
+          '@sluice/hono': ['packages/hono/src/index.ts'],
+          '@sluice/koa': ['packages/koa/src/index.ts'],
+          '@sluice/nestjs': ['packages/nestjs/src/index.ts'],
+          koa: ['packages/koa/node_modules/@types/koa'],
           express: ['packages/express/node_modules/@types/express'],
           fastify: ['packages/fastify/node_modules/fastify'],
           // The other libraries, for docs/migrating.md's "before" snippets: the benchmark installs them.
@@ -108,6 +114,10 @@ export function writeProject(dir: string, all: readonly Snippet[]): string[] {
             'node_modules/@types/*',
             'packages/express/node_modules/*',
             'packages/fastify/node_modules/*',
+            'packages/hono/node_modules/*',
+            'packages/koa/node_modules/*',
+            'packages/koa/node_modules/@types/*',
+            'packages/nestjs/node_modules/*',
             'bench/node_modules/*',
           ],
         },
@@ -119,4 +129,5 @@ export function writeProject(dir: string, all: readonly Snippet[]): string[] {
 }
 
 /** A snippet of another library's API. */
-const PEERS = /from '(express-rate-limit|@fastify\/rate-limit|rate-limiter-flexible|rate-limit-redis)'/;
+const PEERS =
+  /from '(express-rate-limit|@fastify\/rate-limit|rate-limiter-flexible|rate-limit-redis|@nestjs\/throttler)'/;

@@ -19,12 +19,12 @@ export async function work(p: Probe, workMs: number): Promise<void> {
   p.inFlight--;
 }
 
-/** `count` clients on 127.0.0.1:`port` that each send `GET /` and hang up after `afterMs`. */
-export function hangUps(port: number, count: number, afterMs: number): Promise<void> {
+/** `count` clients on 127.0.0.1:`port` that each send `GET <path>` and hang up after `afterMs`. */
+export function hangUps(port: number, count: number, afterMs: number, path = '/'): Promise<void> {
   const one = () =>
     new Promise<void>((resolve) => {
       const socket = connect(port, '127.0.0.1', () => {
-        socket.write('GET / HTTP/1.1\r\nHost: localhost\r\n\r\n');
+        socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
         setTimeout(() => {
           socket.destroy();
           resolve();

@@ -15,6 +15,8 @@ export { abandonIfLate, callHandler, frameworkReader, passOn, passOnAwaiting } f
 export type { HttpHandler, HttpOutcome } from './http/handle.js';
 export { createHttpHandler, PROBLEM_CONTENT_TYPE, UnknownPlanError } from './http/handle.js';
 export type { HeaderMode } from './http/headers.js';
+export { mergeHttpOptions } from './http/merge.js';
+export { setDecision } from './http/request-decision.js';
 export type { ProblemBody } from './http/responses.js';
 export type { HttpOptions, RequestReader, SubjectSource } from './http/types.js';
 export type { WarningCode } from './http/validate.js';

@@ -9,9 +9,9 @@ import {
   type Limiter,
   PROBLEM_CONTENT_TYPE,
   passOn,
+  setDecision,
 } from '@sluice/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { setDecision } from './request-decision.js';
 
 declare global {
   namespace Express {

@@ -6,6 +6,7 @@ import {
   type HttpHandler,
   type HttpOutcome,
   MemoryStore,
+  mergeHttpOptions,
   PROBLEM_CONTENT_TYPE,
   passOn,
   WarningCodes,
@@ -18,13 +19,7 @@ import type {
   RouteOptions,
 } from 'fastify';
 import fp from 'fastify-plugin';
-import {
-  inRoute,
-  mergeRouteOptions,
-  parseHook,
-  readRouteConfig,
-  splitPluginOptions,
-} from './route-config.js';
+import { inRoute, parseHook, readRouteConfig, splitPluginOptions } from './route-config.js';
 import type { RateLimitHook, RouteRateLimitOptions, SluiceFastifyOptions, SluiceHook } from './types.js';
 
 type Done = (error?: Error) => void;
@@ -220,7 +215,7 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
   const globalRoutes = new Set<string>();
   registrations.set(fastify, {
     global: () => (globalLimit ??= build(defaults, 'global')),
-    build: (options, name) => build(mergeRouteOptions(defaults, options), name),
+    build: (options, name) => build(mergeHttpOptions(defaults, options), name),
     globalRoutes,
   });
 
@@ -253,7 +248,7 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
     let limit = byName.get(name) ?? (route.method === 'HEAD' ? byName.get(`GET ${route.url}`) : undefined);
     if (limit === undefined) {
       try {
-        limit = build(mergeRouteOptions(defaults, config), name);
+        limit = build(mergeHttpOptions(defaults, config), name);
       } catch (error) {
         inRoute(error, name);
       }

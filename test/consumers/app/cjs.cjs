@@ -1,5 +1,5 @@
 // The packages loaded through require(): the CommonJS builds and the "require" conditions.
-const { exercise } = require('./exercise.cjs');
+const { exercise, versionOf } = require('./exercise.cjs');
 
 /** A module that fails to load becomes a failed check of its own, so the other checks still run. */
 function load(name) {
@@ -21,6 +21,18 @@ exercise({
   expressVersion: load('express/package.json').version,
   fastify: load('fastify'),
   fastifyVersion: load('fastify/package.json').version,
+  sluiceHono: load('@sluice/hono'),
+  Hono: load('hono').Hono,
+  honoVersion: versionOf(require, 'hono'),
+  serve: load('@hono/node-server').serve,
+  sluiceKoa: load('@sluice/koa'),
+  Koa: load('koa'),
+  koaVersion: versionOf(require, 'koa'),
+  reflect: load('reflect-metadata'),
+  sluiceNest: load('@sluice/nestjs'),
+  nestCommon: load('@nestjs/common'),
+  nestCore: load('@nestjs/core'),
+  nestVersion: versionOf(require, '@nestjs/core'),
   // module.exports is the client class in every ioredis 5 and 6; the named export came later.
   Redis: load('ioredis'),
   ioredisVersion: load('ioredis/package.json').version,

@@ -4,6 +4,22 @@
  * Prints one TAP-like line per check (a failure's reason follows on `#` lines) and goes on after a failure; resolves to the number of failures.
  */
 const assert = require('node:assert/strict');
+const { existsSync, readFileSync } = require('node:fs');
+const { dirname, join } = require('node:path');
+
+/**
+ * The installed version of `name`, through `req` (the entry's own require): hono and Koa 2 export no
+ * `./package.json`, so the manifest is found above the file the package resolves to.
+ */
+function versionOf(req, name) {
+  for (let dir = dirname(req.resolve(name)); dir !== dirname(dir); dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file) && JSON.parse(readFileSync(file, 'utf8')).name === name) {
+      return JSON.parse(readFileSync(file, 'utf8')).version;
+    }
+  }
+  return 'unknown';
+}
 
 let failures = 0;
 
@@ -88,6 +104,69 @@ async function exercise(m) {
     }
   });
 
+  await check(`hono ${m.honoVersion} on @hono/node-server: one request allowed, one denied`, async () => {
+    const app = new m.Hono();
+    app.use(m.sluiceHono.rateLimiter({ limit: 1, window: '1m' }));
+    app.get('/', (c) => c.json({ remaining: c.get('rateLimit').remaining }));
+    const server = await new Promise((resolve) => {
+      const s = m.serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s));
+    });
+    try {
+      await twoRequests(server.address().port, '/');
+    } finally {
+      server.closeAllConnections?.();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  await check(`koa ${m.koaVersion}: one request allowed, one denied`, async () => {
+    const app = new m.Koa();
+    app.use(m.sluiceKoa.rateLimiter({ limit: 1, window: '1m' }));
+    app.use((ctx) => {
+      ctx.body = { remaining: ctx.state.rateLimit.remaining };
+    });
+    const server = await new Promise((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    try {
+      await twoRequests(server.address().port, '/');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  await check(`nestjs ${m.nestVersion} on Express: one request allowed, one denied`, async () => {
+    const { Controller, Get, Module, Req } = m.nestCommon;
+    const { SluiceGuard, SluiceModule } = m.sluiceNest;
+    // Nest's decorators applied by hand: this consumer is plain JavaScript.
+    class AppController {
+      root(req) {
+        return { remaining: req.rateLimit.remaining };
+      }
+    }
+    Get('/')(
+      AppController.prototype,
+      'root',
+      Object.getOwnPropertyDescriptor(AppController.prototype, 'root'),
+    );
+    Req()(AppController.prototype, 'root', 0);
+    Controller()(AppController);
+    class AppModule {}
+    Module({
+      imports: [SluiceModule.forRoot({ limit: 1, window: '1m' })],
+      controllers: [AppController],
+      providers: [{ provide: m.nestCore.APP_GUARD, useClass: SluiceGuard }],
+    })(AppModule);
+    const app = await m.nestCore.NestFactory.create(AppModule, { logger: false });
+    await app.listen(0, '127.0.0.1');
+    try {
+      await twoRequests(app.getHttpServer().address().port, '/');
+    } finally {
+      await app.close();
+    }
+  });
+
   await check(`ioredis ${m.ioredisVersion}: RedisStore decides on a real Redis`, async () => {
     const url = process.env.REDIS_URL;
     assert.ok(url, 'REDIS_URL is set by run.mjs');
@@ -110,4 +189,4 @@ async function exercise(m) {
   return failures;
 }
 
-module.exports = { exercise };
+module.exports = { exercise, versionOf };

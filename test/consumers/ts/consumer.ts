@@ -4,6 +4,9 @@
  * the .d.cts files; bundler and node10 resolution read it too. `@ts-expect-error` lines prove the
  * types are real (an `any` would let them compile, and the check would then fail).
  */
+
+import { Controller, Get, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import {
   createLimiter,
   type Decision,
@@ -15,10 +18,15 @@ import {
 import { manualClock } from '@sluice/core/testing';
 import { rateLimiter } from '@sluice/express';
 import sluice, { sluice as namedSluice } from '@sluice/fastify';
+import { rateLimiter as honoLimiter } from '@sluice/hono';
+import { rateLimiter as koaLimiter } from '@sluice/koa';
+import { RateLimit, SkipRateLimit, SluiceGuard, SluiceModule } from '@sluice/nestjs';
 import express from 'express';
 import { fastify } from 'fastify';
+import { Hono } from 'hono';
 // Cluster: the one client type every ioredis 5 and 6 exports by name (Redis is named from 5.0.3 on).
 import type { Cluster } from 'ioredis';
+import Koa from 'koa';
 
 export async function core(): Promise<number> {
   const options: LimiterOptions = {
@@ -81,3 +89,55 @@ export async function fastifyApp(): Promise<void> {
   app.get('/typo', { config: { rateLimit: { limit: 'ten' } } }, async () => 'no');
   await app.ready();
 }
+
+export function honoApp(): Hono {
+  const app = new Hono();
+  app.use(honoLimiter({ limit: 100, window: '15m', getIp: (c) => c.req.header('x-real-ip') }));
+  app.get('/', (c) => {
+    const decision: Decision | undefined = c.get('rateLimit');
+    return c.json({ remaining: decision?.remaining });
+  });
+  // @ts-expect-error: getIp is a function of the context
+  honoLimiter({ limit: 1, window: '1s', getIp: 'x-real-ip' });
+  return app;
+}
+
+export function koaApp(): Koa {
+  const app = new Koa();
+  app.use(koaLimiter({ limit: 100, window: '15m', subject: (ctx) => ctx.get('x-user') || undefined }));
+  app.use((ctx) => {
+    const decision: Decision | undefined = ctx.state.rateLimit;
+    ctx.body = { remaining: decision?.remaining };
+  });
+  // @ts-expect-error: headers is 'draft-10' | 'draft-7' | 'draft-6' | false
+  koaLimiter({ limit: 1, window: '1s', headers: 'draft-5' });
+  return app;
+}
+
+@Controller()
+export class NestController {
+  @RateLimit({ name: 'login', limit: 5, window: '1m' })
+  @Get('login')
+  login() {
+    return 'welcome';
+  }
+
+  @SkipRateLimit()
+  @Get('health')
+  health() {
+    return 'ok';
+  }
+}
+
+@Module({
+  imports: [
+    SluiceModule.forRoot({ limit: 100, window: '1m' }),
+    SluiceModule.forRootAsync({ useFactory: async () => ({ limit: 10, window: '1s' }) }),
+  ],
+  controllers: [NestController],
+  providers: [{ provide: APP_GUARD, useClass: SluiceGuard }],
+})
+export class NestAppModule {}
+
+// @ts-expect-error: window is a Duration
+RateLimit({ limit: 5, window: true });

@@ -1,7 +1,8 @@
 /**
  * What every adapter does around `handle`, over Node's own request and response objects: Express
- * gives them as `req`/`res`, Fastify as `request.raw`/`reply.raw`. An adapter keeps only what its
- * framework does differently: putting the decision on the request, setting headers, sending a body.
+ * gives them as `req`/`res`, Fastify as `request.raw`/`reply.raw`, Koa as `ctx.res`, Hono on
+ * @hono/node-server as `c.env.outgoing`. An adapter keeps only what its framework does differently:
+ * putting the decision on the request, setting headers, sending a body.
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Decision } from '../decision.js';
@@ -42,15 +43,17 @@ export const frameworkReader: RequestReader<FrameworkRequest> = {
 /**
  * Continues a passing outcome: `finish` is called once the handler has ended the response, the
  * request is held for `delayMs` (leaky bucket with delay), then `next()` runs, unless the client left
- * while held: then the handler never runs and the charge is given back.
+ * while held: then the handler never runs, the charge is given back and `left` runs (a Nest guard
+ * must still settle).
  */
 export function passOn(
   outcome: Pick<HttpOutcome, 'finish' | 'delayMs' | 'decision'>,
   res: ServerResponse,
   next: () => void,
+  left?: () => void,
 ): void {
   if (outcome.finish !== undefined) afterResponse(res, outcome.finish);
-  if (outcome.delayMs > 0) hold(res, outcome, next);
+  if (outcome.delayMs > 0) hold(res, outcome, next, left);
   else next();
 }
 
@@ -59,7 +62,12 @@ export function passOn(
  * the store was slow, or the client left): the decision then gives back what it charged, its lease
  * included, and the adapter does nothing else with it (no header, no answer, no `next`).
  */
-export function abandonIfLate(outcome: Pick<HttpOutcome, 'decision'>, res: ServerResponse): boolean {
+export function abandonIfLate(
+  outcome: Pick<HttpOutcome, 'decision'>,
+  /** Undefined off Node's http (Hono on another runtime): nothing tells, so never late. */
+  res: ServerResponse | undefined,
+): boolean {
+  if (res === undefined) return false;
   if (!res.headersSent && !res.writableEnded && !res.destroyed) return false;
   giveBack(outcome);
   return true;
@@ -115,15 +123,79 @@ function whenEnded(res: ServerResponse, ended: () => void): void {
   } as ServerResponse['end'];
 }
 
-/** Runs `next` after `delayMs`; a client gone meanwhile is not passed on, and its charge comes back. */
+/**
+ * `passOn` for middleware that awaits the rest of its chain (Koa, Hono): holds a passing outcome for
+ * `delayMs`, then resolves with `next()`; a client gone while held is not passed on (its charge comes
+ * back) and the promise resolves without it. `finish` gets the response's status when it finishes, or
+ * 0 once both the client has left and the chain has settled: the chain settling is when the handler is
+ * done, and Koa 2 never ends the response of a client that left, so waiting for `res.end` would keep a
+ * lease out until its window ended. Without a Node response (`res` undefined: Hono on another runtime)
+ * `finish` gets `status()` when the chain settles. No promise of its own when nothing is held.
+ */
+export function passOnAwaiting(
+  outcome: Pick<HttpOutcome, 'finish' | 'delayMs' | 'decision'>,
+  res: ServerResponse | undefined,
+  next: () => Promise<void>,
+  /** The status the framework holds once the chain settled; read only when `res` is undefined. */
+  status?: () => number,
+): Promise<void> {
+  const { finish } = outcome;
+  const run =
+    finish === undefined
+      ? next
+      : res === undefined
+        ? () => next().then(() => finish(status?.() ?? 0))
+        : () => untilOver(res, finish, next);
+  if (outcome.delayMs <= 0) return run();
+  return new Promise<boolean>((resolve) => {
+    if (res === undefined) setTimeout(resolve, outcome.delayMs, true);
+    else
+      hold(
+        res,
+        outcome,
+        () => resolve(true),
+        () => resolve(false),
+      );
+  }).then((stayed) => (stayed ? run() : undefined));
+}
+
+/** Runs `next()` and calls `finish` once the response is over (see `passOnAwaiting`). */
+function untilOver(
+  res: ServerResponse,
+  finish: (statusCode: number) => void,
+  next: () => Promise<void>,
+): Promise<void> {
+  let settled = false;
+  res.once('finish', () => finish(res.statusCode));
+  res.once('close', () => {
+    if (res.writableEnded) finish(res.statusCode);
+    else if (settled) finish(0);
+    else whenEnded(res, () => finish(0));
+  });
+  const over = () => {
+    settled = true;
+    if (res.destroyed && !res.writableEnded) finish(0);
+  };
+  return next().then(over, (error: unknown) => {
+    over();
+    throw error;
+  });
+}
+
+/**
+ * Runs `next` after `delayMs`; a client gone meanwhile is not passed on, its charge comes back, and
+ * `left` runs.
+ */
 function hold(
   res: ServerResponse,
   outcome: Pick<HttpOutcome, 'delayMs' | 'decision'>,
   next: () => void,
+  left?: () => void,
 ): void {
   const gone = () => {
     clearTimeout(timer);
     giveBack(outcome);
+    left?.();
   };
   const timer = setTimeout(() => {
     res.off('close', gone);

@@ -22,9 +22,9 @@ const CODES: ReadonlySet<string> = new Set(Object.values(WarningCodes));
 
 const MESSAGES: Record<WarningCode, (limiter: string, detail: string) => string> = {
   ERR_SLUICE_FORWARDED_IGNORED: (l) =>
-    `Limiter "${l}" saw a request that came through a proxy (X-Forwarded-For or Forwarded) but is given the proxy's address: the framework trusts no proxy, so every client behind it shares one limit. Fix: trust your proxies (Express: app.set('trust proxy', 1) or their addresses; Fastify: trustProxy: ['<proxy address or range>']).`,
+    `Limiter "${l}" saw a request that came through a proxy (X-Forwarded-For or Forwarded) but is given the proxy's address: the framework trusts no proxy, so every client behind it shares one limit. Fix: trust your proxies (Express: app.set('trust proxy', 1) or their addresses; Fastify: trustProxy: ['<proxy address or range>']; Koa: app.proxy = true with app.maxIpsCount = 1; Hono: a getIp option).`,
   ERR_SLUICE_TRUST_PROXY_ALL: (l) =>
-    `Limiter "${l}" runs behind trust proxy = true: any client can pick its own address with X-Forwarded-For, and so a fresh limit per request. Fix: trust only your proxies (a hop count on Express, or their addresses).`,
+    `Limiter "${l}" runs behind trust proxy = true: any client can pick its own address with X-Forwarded-For, and so a fresh limit per request. Fix: trust only your proxies (a hop count on Express, or their addresses; on Koa, app.maxIpsCount).`,
   ERR_SLUICE_TRUST_PROXY_IGNORED: (l, detail) =>
     `Limiter "${l}": ${detail} is not applied to X-Forwarded-For by this Fastify, so every client behind the proxy shares one limit. Fix: trustProxy: ['<proxy address or range>'].`,
   ERR_SLUICE_UNVERIFIED_CREDENTIAL: (l) =>

@@ -1,6 +1,13 @@
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import { callHandler, type Decision, frameworkReader, type HttpOutcome, passOn } from '@sluice/core';
+import {
+  callHandler,
+  type Decision,
+  frameworkReader,
+  type HttpOutcome,
+  passOn,
+  passOnAwaiting,
+} from '@sluice/core';
 
 /** The events of a ServerResponse that the helpers watch, and its `end`. */
 function fakeResponse(statusCode = 200) {
@@ -144,5 +151,80 @@ describe('frameworkReader', () => {
     expect(frameworkReader.header(req, 'authorization')).toBeUndefined();
     expect(frameworkReader.query({ headers: {} }, 'key')).toBeUndefined();
     expect(frameworkReader.query({ headers: {}, query: { key: { nested: 'x' } } }, 'key')).toBeUndefined();
+  });
+});
+
+describe('passOnAwaiting (Koa, Hono: middleware that awaits the rest of the chain)', () => {
+  test('no finish and no delay: the chain itself, no listener', async () => {
+    const res = fakeResponse();
+    const next = jest.fn(() => Promise.resolve());
+    await passOnAwaiting(outcome(0), res, next);
+    expect(next).toHaveBeenCalledTimes(1);
+    expect(res.listenerCount('close') + res.listenerCount('finish')).toBe(0);
+  });
+
+  test('finish gets the status sent when the response finishes after the chain', async () => {
+    const res = fakeResponse(201);
+    const { calls, finish } = recordFinish();
+    await passOnAwaiting(outcome(0, finish), res, () => Promise.resolve());
+    expect(calls).toEqual([]);
+    res.emit('finish');
+    expect(calls).toEqual([201]);
+  });
+
+  test('the client left during the chain, which nobody ends (Koa 2): finish gets 0 once the chain settles', async () => {
+    const res = fakeResponse();
+    const { calls, finish } = recordFinish();
+    let settle!: () => void;
+    const chain = passOnAwaiting(outcome(0, finish), res, () => new Promise<void>((r) => (settle = r)));
+    Object.assign(res, { destroyed: true });
+    res.emit('close');
+    expect(calls).toEqual([]); // the handler still runs: its lease holds
+    settle();
+    await chain;
+    expect(calls).toEqual([0]);
+  });
+
+  test('the client left after the chain settled, before the answer was written: finish gets 0', async () => {
+    const res = fakeResponse();
+    const { calls, finish } = recordFinish();
+    await passOnAwaiting(outcome(0, finish), res, () => Promise.resolve());
+    res.emit('close');
+    expect(calls).toEqual([0]);
+  });
+
+  test('a chain that rejects still settles finish, and the error goes on', async () => {
+    const res = fakeResponse();
+    const { calls, finish } = recordFinish();
+    const chain = passOnAwaiting(outcome(0, finish), res, () => Promise.reject(new Error('handler failed')));
+    Object.assign(res, { destroyed: true });
+    await expect(chain).rejects.toThrow('handler failed');
+    expect(calls).toEqual([0]);
+  });
+
+  test("without Node's response (Hono elsewhere): finish gets the framework's status when the chain settles", async () => {
+    const { calls, finish } = recordFinish();
+    await passOnAwaiting(
+      outcome(0, finish),
+      undefined,
+      () => Promise.resolve(),
+      () => 503,
+    );
+    expect(calls).toEqual([503]);
+  });
+
+  test('held, and the client left meanwhile: the chain never runs, the charge comes back', async () => {
+    const res = fakeResponse();
+    const refund = jest.fn(() => Promise.resolve());
+    const next = jest.fn(() => Promise.resolve());
+    const held = passOnAwaiting(
+      outcome(50, undefined, { allowed: true, refund } as unknown as Decision),
+      res,
+      next,
+    );
+    res.emit('close');
+    await held;
+    expect(next).not.toHaveBeenCalled();
+    expect(refund).toHaveBeenCalledTimes(1);
   });
 });

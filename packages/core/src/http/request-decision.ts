@@ -1,5 +1,5 @@
 import { IncomingMessage } from 'node:http';
-import type { Decision } from '@sluice/core';
+import type { Decision } from '../decision.js';
 
 /**
  * Where `req.rateLimit` is kept. Express swaps every request's prototype for its app's `request`, and
@@ -9,6 +9,8 @@ import type { Decision } from '@sluice/core';
  * `rateLimit` accessor on Express's own request prototype, the one every app's `request` inherits
  * from: a request leaving a mounted app, which gets its parent app's prototype back, still shows it.
  * A request outside Express (no such prototype) gets an own property, as does one that has one.
+ * Used by @sluice/express, and by @sluice/nestjs on either platform (Nest on Express hands the guard
+ * Express requests; on Fastify, Fastify's own, which get the property).
  */
 const decisions = new WeakMap<object, Decision | undefined>();
 

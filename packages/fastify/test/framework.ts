@@ -1,0 +1,58 @@
+/** Fastify 5 and 4 for the shared adapter suite (test/adapters). */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Decision } from '@sluice/core';
+import sluice from '@sluice/fastify';
+import { control, type Framework, view } from '../../../test/adapters/framework.js';
+import { frameworks, type MakeApp as MakeFastify } from './frameworks.js';
+
+function onFastify(name: string, make: MakeFastify): Framework {
+  return {
+    name,
+    header: (req, h) => [(req as { headers: Record<string, unknown> }).headers[h]].flat()[0] as string,
+    answer: (body) => (request: { rateLimit?: Decision }, reply: { send(b: unknown): void }, d: Decision) =>
+      reply.send(body(d, request.rateLimit)),
+    async start(options, settings = {}) {
+      const { maxHeaderSize = 16384 } = settings;
+      const app = make({
+        trustProxy: settings.trustProxy ?? false,
+        serverFactory: (handler) => createServer({ maxHeaderSize }, handler),
+      });
+      const c = control();
+      app.setErrorHandler((error: Error, _request, reply) => reply.code(500).send({ error: error.message }));
+      await app.register(sluice, options);
+      // A second registration: another global limit, after the first.
+      if (settings.second !== undefined) await app.register(sluice, settings.second);
+      app.get('/', async (request) => {
+        c.reached.push(Date.now());
+        return view(request.rateLimit);
+      });
+      for (const path of ['ok', 'fast']) app.get(`/${path}`, async () => path);
+      app.get('/fail', async (_request, reply) => reply.code(500).send('no'));
+      app.post('/login', async (request, reply) =>
+        reply.code((request.query as { pw?: string }).pw === 'right' ? 200 : 401).send(''),
+      );
+      app.get('/slow', async () => c.gate.then(() => 'slow'));
+      app.get('/hang', (_request, reply) => {
+        c.held.push((status) => reply.code(status).send('late'));
+      });
+      app.get('/work', async (_request, reply) => {
+        await c.work();
+        return reply.code(500).send('failed');
+      });
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = app.server.address() as AddressInfo;
+      return {
+        url: `http://127.0.0.1:${port}`,
+        port,
+        control: c,
+        close: async () => {
+          app.server.closeAllConnections();
+          await app.close();
+        },
+      };
+    },
+  };
+}
+
+export const fastifyFrameworks: Framework[] = frameworks.map(([name, make]) => onFastify(name, make));

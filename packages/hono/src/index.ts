@@ -1,0 +1,2 @@
+export type { RateLimiterOptions, RateLimitMiddleware } from './middleware.js';
+export { rateLimiter } from './middleware.js';

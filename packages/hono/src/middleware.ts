@@ -1,0 +1,142 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  abandonIfLate,
+  createHttpHandler,
+  type Decision,
+  ErrorCodes,
+  frameworkReader,
+  type HttpOptions,
+  type HttpOutcome,
+  type Limiter,
+  PROBLEM_CONTENT_TYPE,
+  passOnAwaiting,
+  type RequestReader,
+  SluiceConfigError,
+} from '@sluice/core';
+import type { Context, MiddlewareHandler, Next } from 'hono';
+import type { StatusCode } from 'hono/utils/http-status';
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** The rate-limit decision for this request (undefined when skipped or allow-listed). */
+    rateLimit: Decision | undefined;
+  }
+}
+
+/**
+ * The options of `rateLimiter()`: the HTTP options of the contract, typed for Hono, and `getIp`.
+ * Hono has one object for the request and the response, so `subject`, `skip`, `cost` and the lists
+ * get `c`, and `handler` gets it twice: `handler(c, c, decision)` returns the Response (status and
+ * headers already set: `return c.json(...)`).
+ */
+export interface RateLimiterOptions extends HttpOptions<Context, Context> {
+  /**
+   * The client address for the `'ip'` subject and address entries of the lists. Default: the address
+   * of the connection under @hono/node-server (what its `getConnInfo(c)` reads). Behind a proxy, or
+   * on another runtime, read it here (Hono has no portable one), e.g. the last X-Forwarded-For entry
+   * your own proxy appended.
+   */
+  getIp?: (c: Context) => string | undefined;
+}
+
+/** Hono middleware that also exposes its limiter, `reset(c)` and `subjectOf(c)`. */
+export type RateLimitMiddleware = MiddlewareHandler & {
+  readonly limiter: Limiter;
+  /** Forgets the subject this request maps to, under every policy, and lifts its ban (e.g. after a good login). */
+  reset(c: Context): Promise<void>;
+  /** The subject this request maps to as the limiter sees it (`ip:…`, `id:…`, credentials hashed). */
+  subjectOf(c: Context): Promise<string>;
+};
+
+type Outcome = HttpOutcome<Context, Context>;
+
+/** What @hono/node-server puts in `c.env` (HttpBindings; `server` when it is wrapped), as its getConnInfo reads it. */
+interface NodeBindings {
+  readonly incoming?: IncomingMessage;
+  readonly outgoing?: ServerResponse;
+  readonly server?: NodeBindings;
+}
+
+function nodeOf(c: Context): NodeBindings | undefined {
+  const env = c.env as NodeBindings | undefined;
+  return env?.server ?? env;
+}
+
+/** The connection's address under @hono/node-server; undefined elsewhere. */
+function connectionIp(c: Context): string | undefined {
+  return nodeOf(c)?.incoming?.socket?.remoteAddress;
+}
+
+/**
+ * Reads Node's own request under @hono/node-server: `c.req.header()` would make it build a whole
+ * Fetch Request (and copy every header) for one value. Elsewhere, Hono's request.
+ */
+function readerOf(getIp: ((c: Context) => string | undefined) | undefined): RequestReader<Context> {
+  return {
+    ip: getIp ?? connectionIp,
+    header: (c, name) => {
+      const incoming = nodeOf(c)?.incoming;
+      return incoming === undefined ? c.req.header(name) : frameworkReader.header(incoming, name);
+    },
+    query: (c, name) => c.req.query(name),
+    peer: connectionIp,
+    previous: (c) => c.get('rateLimit'),
+  };
+}
+
+/**
+ * The answer when the client left (while held, or before a slow store answered): nobody reads it,
+ * but Hono takes a middleware that neither continues nor returns a Response for a bug (a logged 500).
+ */
+function toNobody(c: Context): Response {
+  return c.body(null, 499 as StatusCode);
+}
+
+function apply(outcome: Outcome, c: Context, next: Next): Promise<unknown> | Response {
+  if (outcome.decision !== undefined) c.set('rateLimit', outcome.decision);
+  const { headers } = outcome;
+  const res = nodeOf(c)?.outgoing;
+  // Under @hono/node-server, on Node's response: its writeHead merges them into whatever Response the
+  // handler returns, one it built itself included (headers prepared on `c` reach only those made
+  // with `c`), and no Headers object is made. Elsewhere, prepared on `c`.
+  if (res === undefined) for (const name in headers) c.header(name, headers[name]);
+  else for (const name in headers) res.setHeader(name, headers[name]!);
+  if (outcome.pass) {
+    const passed = passOnAwaiting(outcome, res, next, res === undefined ? () => c.res.status : undefined);
+    // Held: a client gone meanwhile was not passed on.
+    return outcome.delayMs > 0 ? passed.then(() => (c.finalized ? undefined : toNobody(c))) : passed;
+  }
+  c.status(outcome.status as StatusCode);
+  if (outcome.handler !== undefined) return outcome.handler(c, c, outcome.decision!) as unknown as Response;
+  c.header('Content-Type', PROBLEM_CONTENT_TYPE);
+  return c.body(outcome.body!);
+}
+
+/**
+ * Rate-limiting middleware for `app.use` or a single route, on Hono 4 (served by @hono/node-server,
+ * or elsewhere with `getIp`). Options are checked here (a SluiceConfigError is thrown now, never on a
+ * request); errors from the `subject`, `verify`, `cost`, `skip` and list callbacks, and from `handler`,
+ * are thrown to Hono's error handling (`app.onError`).
+ */
+export function rateLimiter(options: RateLimiterOptions): RateLimitMiddleware {
+  const { getIp, ...rest } = options;
+  if (getIp !== undefined && typeof getIp !== 'function') {
+    throw new SluiceConfigError(
+      ErrorCodes.INVALID_OPTION,
+      'getIp',
+      `expected a function; got ${typeof getIp}`,
+    );
+  }
+  const http = createHttpHandler<Context, Context>(rest, readerOf(getIp), ['getIp']);
+  // A decision made in process answers with no promise of its own: Hono awaits what it is given.
+  const middleware = (c: Context, next: Next) => {
+    const outcome = http.handle(c);
+    if (!(outcome instanceof Promise)) return apply(outcome, c, next);
+    return outcome.then((o) => (abandonIfLate(o, nodeOf(c)?.outgoing) ? toNobody(c) : apply(o, c, next)));
+  };
+  return Object.assign(middleware as MiddlewareHandler, {
+    limiter: http.limiter,
+    reset: (c: Context) => http.reset(c),
+    subjectOf: async (c: Context) => http.subjectOf(c),
+  });
+}

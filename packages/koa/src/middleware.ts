@@ -1,0 +1,83 @@
+import {
+  abandonIfLate,
+  createHttpHandler,
+  type Decision,
+  frameworkReader,
+  type HttpOptions,
+  type HttpOutcome,
+  type Limiter,
+  PROBLEM_CONTENT_TYPE,
+  passOnAwaiting,
+  type RequestReader,
+} from '@sluice/core';
+import type { Context, Middleware, Next } from 'koa';
+
+declare module 'koa' {
+  interface DefaultState {
+    /** The rate-limit decision for this request (absent when skipped or allow-listed). */
+    rateLimit?: Decision;
+  }
+}
+
+/**
+ * The options of `rateLimiter()`: the HTTP options of the contract, typed for Koa. Koa has one object
+ * for the request and the response, so `subject`, `skip`, `cost` and the lists get `ctx`, and
+ * `handler` gets it twice: `handler(ctx, ctx, decision)` (status and headers already set; set
+ * `ctx.body`, or throw to reach Koa's error handling).
+ */
+export type RateLimiterOptions = HttpOptions<Context, Context>;
+
+/** Koa middleware that also exposes its limiter, `reset(ctx)` and `subjectOf(ctx)`. */
+export type RateLimitMiddleware = Middleware & {
+  readonly limiter: Limiter;
+  /** Forgets the subject this request maps to, under every policy, and lifts its ban (e.g. after a good login). */
+  reset(ctx: Context): Promise<void>;
+  /** The subject this request maps to as the limiter sees it (`ip:…`, `id:…`, credentials hashed). */
+  subjectOf(ctx: Context): Promise<string>;
+};
+
+type Outcome = HttpOutcome<Context, Context>;
+
+/**
+ * `ctx.ip`, so Koa's `app.proxy` (with `maxIpsCount` and `proxyIpHeader`) decides whether
+ * X-Forwarded-For counts; `ctx.headers`, `ctx.query` and `ctx.socket` as Express's are read.
+ * `app.proxy` without `maxIpsCount` takes the first X-Forwarded-For entry, which the client writes.
+ */
+const koaReader: RequestReader<Context> = {
+  // A Koa context reads as an Express request does, but for `app.get` (Koa's app has none).
+  ...(frameworkReader as unknown as RequestReader<Context>),
+  previous: (ctx) => ctx.state.rateLimit,
+  trustsAnyProxy: (ctx) => ctx.app.proxy && !(ctx.app.maxIpsCount > 0),
+};
+
+function apply(outcome: Outcome, ctx: Context, next: Next): Promise<void> | void {
+  if (outcome.decision !== undefined) ctx.state.rateLimit = outcome.decision;
+  const { headers } = outcome;
+  // Straight on Node's response: ctx.set would only check and convert each value again.
+  for (const name in headers) ctx.res.setHeader(name, headers[name]!);
+  if (outcome.pass) return passOnAwaiting(outcome, ctx.res, next);
+  ctx.status = outcome.status;
+  if (outcome.handler !== undefined) return outcome.handler(ctx, ctx, outcome.decision!);
+  ctx.type = PROBLEM_CONTENT_TYPE;
+  ctx.body = outcome.body;
+}
+
+/**
+ * Rate-limiting middleware for `app.use` or a router's route, on Koa 2 and 3. Options are checked here
+ * (a SluiceConfigError is thrown now, never on a request); errors from the `subject`, `verify`, `cost`,
+ * `skip` and list callbacks, and from `handler`, are thrown to Koa's error handling.
+ */
+export function rateLimiter(options: RateLimiterOptions): RateLimitMiddleware {
+  const http = createHttpHandler<Context, Context>(options, koaReader);
+  const middleware: Middleware = (ctx, next) => {
+    const outcome = http.handle(ctx);
+    if (!(outcome instanceof Promise)) return apply(outcome, ctx, next);
+    // Answered meanwhile (a timeout middleware while the store was slow), or the client left.
+    return outcome.then((o) => (abandonIfLate(o, ctx.res) ? undefined : apply(o, ctx, next)));
+  };
+  return Object.assign(middleware, {
+    limiter: http.limiter,
+    reset: (ctx: Context) => http.reset(ctx),
+    subjectOf: async (ctx: Context) => http.subjectOf(ctx),
+  });
+}

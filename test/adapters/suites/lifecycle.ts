@@ -1,0 +1,115 @@
+import { MemoryStore, type Store } from '@sluice/core';
+import type { Framework, Running } from '../framework.js';
+import { abandon, get, recording, serving, tick, until } from '../support.js';
+
+/**
+ * Holding, leases and refunds over time (API.md: leaky bucket delay, concurrency, skipFailedRequests
+ * decided when the handler ends the response, late decisions), the same on every framework.
+ */
+export function lifecycle(framework: Framework): void {
+  const start = serving(framework);
+
+  /** Once the first lease is back, `/fast` is admitted; in all, one release per admitted request, never two. */
+  async function expectReleasedOnceEach(app: Running, store: { refunds: number }): Promise<void> {
+    await until(() => store.refunds === 1);
+    expect((await get(app, '/fast')).status).toBe(200);
+    await tick(20);
+    expect(store.refunds).toBe(2);
+  }
+
+  test('leaky bucket with delay: requests reach the route one slot apart', async () => {
+    // A still clock: the slots are exact whatever the requests' own timing.
+    const store = new MemoryStore({ clock: () => 1_700_000_000_000 });
+    const app = await start({ limit: 10, window: '1s', algorithm: 'leaky-bucket', burst: 3, store });
+    const started = Date.now();
+    const answers = await Promise.all([0, 1, 2, 3].map(() => get(app)));
+    const delays = answers.filter((r) => r.status === 200).map((r) => r.body.delayMs as number);
+    expect(delays.sort((a, b) => a - b)).toEqual([0, 100, 200]);
+    expect(answers.filter((r) => r.status === 429)).toHaveLength(1);
+    // The last admitted request waited for its slot before the route ran (timer slack allowed).
+    expect(Math.max(...app.control.reached) - started).toBeGreaterThanOrEqual(190);
+  });
+
+  test('a client that disconnects while held is not passed on, and its charge comes back', async () => {
+    const store = recording(new MemoryStore());
+    const app = await start({ limit: 4, window: '1s', algorithm: 'leaky-bucket', burst: 2, store });
+    expect((await get(app)).status).toBe(200); // takes the slot now
+    await abandon(app, '/', 50); // held for 250 ms, gone after 50
+    await tick(400);
+    expect(app.control.reached).toHaveLength(1);
+    expect(store.refunds).toBe(1);
+  });
+
+  test('a concurrency lease is released once when the response finishes', async () => {
+    const store = recording(new MemoryStore());
+    const app = await start({ limit: 1, window: '1m', algorithm: 'concurrency', store });
+    const slow = get(app, '/slow').then((r) => r.status);
+    await until(() => store.names.length === 1);
+    await tick(20);
+    expect((await get(app, '/fast')).status).toBe(429);
+    app.control.open();
+    expect(await slow).toBe(200);
+    await expectReleasedOnceEach(app, store);
+  });
+
+  test('a client that aborts keeps its lease until the handler ends the response, then gives it back once', async () => {
+    const store = recording(new MemoryStore());
+    const app = await start({ limit: 1, window: '1m', algorithm: 'concurrency', store });
+    await abandon(app, '/hang', 50);
+    await tick(20);
+    expect(app.control.held).toHaveLength(1);
+    // The handler still runs after its client left: no second one starts.
+    expect((await get(app, '/fast')).status).toBe(429);
+    expect(store.refunds).toBe(0);
+    app.control.held[0]!(200); // ends the response on a dead socket
+    await expectReleasedOnceEach(app, store);
+  });
+
+  test('skipFailedRequests gives nothing back for a request whose client left, whatever the handler answers', async () => {
+    const app = await start({ limit: 1, window: '1m', algorithm: 'fixed-window', skipFailedRequests: true });
+    await abandon(app, '/hang', 50);
+    await tick(20);
+    app.control.held[0]!(500);
+    await tick(20);
+    expect((await get(app, '/ok')).status).toBe(429);
+  });
+
+  test('skipFailedRequests: the refund is decided by the status the handler ended the response with', async () => {
+    const app = await start({ limit: 1, window: '1m', algorithm: 'fixed-window', skipFailedRequests: true });
+    const failed = get(app, '/hang').then((r) => r.status); // sent now
+    await until(() => app.control.held.length === 1);
+    expect((await get(app, '/ok')).status).toBe(429); // the charge holds while the handler runs
+    app.control.held[0]!(503);
+    expect(await failed).toBe(503);
+    await until(async () => (await get(app, '/ok')).status === 200);
+  });
+
+  test('a decision that comes back after the client left gives back its charge and runs no route', async () => {
+    const inner = recording(new MemoryStore());
+    let release!: () => void;
+    const stalled = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // A remote store that answers only once the test lets it.
+    const slow: Store = {
+      local: false,
+      consume: (call) => stalled.then(() => inner.consume(call)),
+      refund: (call) => inner.refund(call),
+      reset: (limiter, subject) => inner.reset(limiter, subject),
+    };
+    const app = await start({
+      limit: 5,
+      window: '1m',
+      algorithm: 'concurrency',
+      store: slow,
+      storeTimeout: '5s',
+    });
+    await abandon(app, '/', 30);
+    await tick(30);
+    release();
+    await until(() => inner.refunds === 1);
+    await tick(30);
+    expect(app.control.reached).toHaveLength(0);
+    expect(inner.refunds).toBe(1);
+  });
+}

@@ -1,0 +1,187 @@
+import { MemoryStore } from '@sluice/core';
+import request from 'supertest';
+import type { Framework } from '../framework.js';
+import { get, recording, serving } from '../support.js';
+
+/** Who is limited (API.md: subject, apiKey, verify, ipv6Subnet), the same on every framework. */
+export function subjects(framework: Framework): void {
+  const start = serving(framework);
+
+  /** The statuses of one request claiming each X-Forwarded-For address in turn. */
+  async function forwardedFor(app: Awaited<ReturnType<typeof start>>, ips: string[]): Promise<number[]> {
+    const out: number[] = [];
+    for (const ip of ips) out.push((await get(app, '/', { 'x-forwarded-for': ip })).status);
+    return out;
+  }
+
+  describe('proxies', () => {
+    test('not trusted: a spoofed X-Forwarded-For does not change the subject', async () => {
+      const app = await start({ limit: 2, window: '1m' });
+      expect(await forwardedFor(app, ['1.1.1.1', '2.2.2.2', '3.3.3.3'])).toEqual([200, 200, 429]);
+    });
+
+    test('trusted the framework’s way: X-Forwarded-For is the client', async () => {
+      const app = await start({ limit: 1, window: '1m' }, { trustProxy: true });
+      expect(await forwardedFor(app, ['1.1.1.1', '2.2.2.2', '1.1.1.1'])).toEqual([200, 200, 429]);
+    });
+  });
+
+  describe('IPv6 and IPv4-mapped addresses', () => {
+    test('addresses in one /64 share a limit; the next /64 does not', async () => {
+      const app = await start({ limit: 2, window: '1m' }, { trustProxy: true });
+      expect(
+        await forwardedFor(app, [
+          '2001:db8:1:2::1',
+          '2001:db8:1:2:ffff:eeee:dddd:cccc',
+          '2001:0db8:0001:0002::abcd',
+          '2001:db8:1:3::1',
+        ]),
+      ).toEqual([200, 200, 429, 200]);
+    });
+
+    test('ipv6Subnet: false limits each address alone; 48 groups wider', async () => {
+      const single = await start({ limit: 1, window: '1m', ipv6Subnet: false }, { trustProxy: true });
+      expect(await forwardedFor(single, ['2001:db8::1', '2001:db8::2', '2001:db8:0:0::1'])).toEqual([
+        200, 200, 429,
+      ]);
+      const wide = await start({ limit: 1, window: '1m', ipv6Subnet: 48 }, { trustProxy: true });
+      expect(await forwardedFor(wide, ['2001:db8:1:1::1', '2001:db8:1:ffff::1'])).toEqual([200, 429]);
+    });
+
+    test('::ffff:1.2.3.4 and 1.2.3.4 share a limit', async () => {
+      const app = await start({ limit: 2, window: '1m' }, { trustProxy: true });
+      expect(await forwardedFor(app, ['1.2.3.4', '::ffff:1.2.3.4', '1.2.3.4', '::ffff:1.2.3.5'])).toEqual([
+        200, 200, 429, 200,
+      ]);
+    });
+  });
+
+  describe('API keys, bearer tokens, functions', () => {
+    test('api-key: each key its own limit; no key falls back to the IP', async () => {
+      const app = await start({ limit: 1, window: '1m', subject: 'api-key' });
+      expect((await get(app, '/', { 'x-api-key': 'a' })).status).toBe(200);
+      expect((await get(app, '/', { 'x-api-key': 'a' })).status).toBe(429);
+      expect((await get(app, '/', { 'x-api-key': 'b' })).status).toBe(200);
+      expect((await get(app)).status).toBe(200);
+      expect((await get(app)).status).toBe(429);
+    });
+
+    test('apiKey: another header, or the query string (its first value)', async () => {
+      const app = await start({
+        limit: 1,
+        window: '1m',
+        subject: 'api-key',
+        apiKey: { header: 'X-Client-Key', query: 'key' },
+      });
+      expect((await get(app, '/', { 'x-client-key': 'a' })).status).toBe(200);
+      expect((await get(app, '/?key=a')).status).toBe(429);
+      expect((await get(app, '/?key=b')).status).toBe(200);
+      expect((await get(app, '/?key=b&key=c')).status).toBe(429);
+    });
+
+    test('token: the bearer token is the subject', async () => {
+      const app = await start({ limit: 1, window: '1m', subject: 'token' });
+      expect((await get(app, '/', { authorization: 'Bearer t1' })).status).toBe(200);
+      expect((await get(app, '/', { authorization: 'Bearer t1' })).status).toBe(429);
+      expect((await get(app, '/', { authorization: 'Bearer t2' })).status).toBe(200);
+    });
+
+    test('verify: keys of one account share its limit; unknown keys count as absent', async () => {
+      const accounts: Record<string, string> = { 'key-1': 'acme', 'key-2': 'acme', 'tok-1': 'acme' };
+      const app = await start({
+        limit: 3,
+        window: '1m',
+        subject: ['api-key', 'token', 'ip'],
+        verify: async (credential) => accounts[credential] ?? null,
+      });
+      expect((await get(app, '/', { 'x-api-key': 'key-1' })).body.remaining).toBe(2);
+      expect((await get(app, '/', { 'x-api-key': 'key-2' })).body.remaining).toBe(1);
+      expect((await get(app, '/', { authorization: 'Bearer tok-1' })).body.remaining).toBe(0);
+      expect((await get(app, '/', { 'x-api-key': 'key-1' })).status).toBe(429);
+      // An unknown key falls through to the IP, which still has its own quota.
+      expect((await get(app, '/', { 'x-api-key': 'nope' })).body.remaining).toBe(2);
+    });
+
+    test('a function subject, and an array tried in order', async () => {
+      const app = await start({
+        limit: 1,
+        window: '1m',
+        subject: [(req) => framework.header(req, 'x-user'), 'ip'],
+      });
+      expect((await get(app, '/', { 'x-user': 'u1' })).status).toBe(200);
+      expect((await get(app, '/', { 'x-user': 'u1' })).status).toBe(429);
+      expect((await get(app, '/', { 'x-user': 'u2' })).status).toBe(200);
+      expect((await get(app)).status).toBe(200);
+      expect((await get(app)).status).toBe(429);
+    });
+
+    test('rotating random unverified keys does not escape the IP limit behind them', async () => {
+      const app = await start({
+        limit: 5,
+        window: '1m',
+        subject: ['api-key', 'ip'],
+        verify: (credential) => (credential === 'real-key' ? 'customer-1' : null),
+      });
+      const codes: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        codes.push((await get(app, '/', { 'x-api-key': `random-${i}-${Math.random()}` })).status);
+      }
+      expect(codes.filter((c) => c === 200)).toHaveLength(5);
+      expect(codes.slice(5).every((c) => c === 429)).toBe(true);
+      expect((await get(app, '/', { 'x-api-key': 'real-key' })).status).toBe(200);
+    });
+
+    test('the raw key never reaches the store', async () => {
+      const store = recording(new MemoryStore());
+      const app = await start({ limit: 5, window: '1m', subject: ['api-key', 'token'], store });
+      await get(app, '/', { 'x-api-key': 'sk_live_SECRET' });
+      await get(app, '/', { authorization: 'Bearer tok_SECRET' });
+      expect(store.subjects.size).toBe(2);
+      for (const subject of store.subjects) expect(subject).not.toContain('SECRET');
+    });
+  });
+
+  describe('hostile input', () => {
+    test('a 64 kB API key: hashed, limited, no crash; over Node’s header limit, 431 and the server lives on', async () => {
+      const store = recording(new MemoryStore());
+      const options = { limit: 2, window: '1m', subject: ['api-key', 'ip'] as const, store };
+      const app = await start({ ...options, subject: [...options.subject] }, { maxHeaderSize: 256 * 1024 });
+      const key = 'k'.repeat(64 * 1024);
+      const answers = [];
+      for (let i = 0; i < 3; i++) answers.push((await get(app, '/', { 'x-api-key': key })).status);
+      expect(answers).toEqual([200, 200, 429]);
+      expect(store.subjects.size).toBe(1);
+      expect([...store.subjects][0]!.length).toBeLessThan(100);
+      const strict = await start({ limit: 2, window: '1m' });
+      expect((await get(strict, '/', { 'x-api-key': key })).status).toBe(431);
+      expect((await get(strict)).status).toBe(200);
+    });
+
+    test('malformed Authorization headers count as no token: the IP limit applies', async () => {
+      const app = await start({ limit: 3, window: '1m', subject: ['token', 'ip'] });
+      const bad = [
+        'Bearer',
+        'Bearer a b c',
+        'Basic Zm9vOmJhcg==',
+        'Bearer \u00ff\u00fe',
+        `Bearer ${'x'.repeat(5000)} y`,
+      ];
+      const codes: number[] = [];
+      for (const value of bad) codes.push((await get(app, '/', { authorization: value })).status);
+      expect(codes).toEqual([200, 200, 200, 429, 429]);
+    });
+
+    test('1,000 distinct X-Forwarded-For values with no proxy trusted: one subject, one limit', async () => {
+      const store = recording(new MemoryStore());
+      const app = await start({ limit: 10, window: '1m', store });
+      const agent = request.agent(app.url);
+      const codes: number[] = [];
+      for (let i = 0; i < 1000; i++) {
+        const ip = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+        codes.push((await agent.get('/').set('x-forwarded-for', ip)).status);
+      }
+      expect(codes.filter((c) => c === 200)).toHaveLength(10);
+      expect(store.subjects.size).toBe(1);
+    });
+  });
+}
