@@ -18,10 +18,10 @@ export const apiKeys = new Map([
  * A client is known by its API key, or by its IP without a known key: an unknown key counts as none,
  * so a client inventing a key per request is still one client to both limits.
  *
- * @param {{ client: import('ioredis').Cluster, prefix?: string, keys?: Map<string, string> }} options
- *   `keys`: API key -> client (default `apiKeys`)
+ * @param {{ client: import('ioredis').Cluster, prefix?: string, keys?: Map<string, string>, storeTimeout?: string }} options
+ *   `keys`: API key -> client (default `apiKeys`); `storeTimeout`: Sluice's default (250 ms) unless given
  */
-export function createApp({ client, prefix = 'sluice', keys = apiKeys }) {
+export function createApp({ client, prefix = 'sluice', keys = apiKeys, storeTimeout }) {
   const store = new RedisStore({ client });
   const app = express();
   // A known key becomes its client; an unknown one is null, which counts as no key: the IP decides.
@@ -30,7 +30,16 @@ export function createApp({ client, prefix = 'sluice', keys = apiKeys }) {
 
   app.use(
     '/api',
-    rateLimiter({ store, prefix, name: 'api', subject: ['api-key', 'ip'], verify, limit: 20, window: '10s' }),
+    rateLimiter({
+      store,
+      prefix,
+      storeTimeout,
+      name: 'api',
+      subject: ['api-key', 'ip'],
+      verify,
+      limit: 20,
+      window: '10s',
+    }),
   );
   app.get('/api/things', (req, res) => {
     res.json({ things: [], remaining: req.rateLimit?.remaining });

@@ -47,7 +47,7 @@ describeRedis('examples/redis-cluster', () => {
   afterAll(() => client.disconnect());
   const app = startEach(() => {
     prefix = uniquePrefix('redis-cluster');
-    return listenExpress(createApp({ client, prefix, keys: knownKeys }));
+    return listenExpress(createApp({ client, prefix, keys: knownKeys, storeTimeout: '5s' }));
   });
 
   it('limits each client on /api, with clients spread over slots', async () => {
