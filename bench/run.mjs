@@ -1,21 +1,21 @@
 /**
- * Runs the benchmark suites, each in a process of its own, then writes docs/benchmarks.md and the
- * charts from their results.
+ * The one runner: runs suites, each in a process of its own, then prints the targets table.
  *
- *   node bench/run.mjs                    every suite (what `pnpm bench` runs, after `pnpm build`)
- *   node bench/run.mjs core redis         some suites; the report keeps the others' last results
- *   node bench/run.mjs --smoke            a few seconds per suite: checks that each one runs and
- *                                         produces numbers (CI); writes to .bench-tmp, not docs/
+ *   node bench/run.mjs                 the representative pass (`pnpm bench`): every suite, fewer rounds
+ *                                      and cells, same method; results in .bench-tmp/quick
+ *   node bench/run.mjs --full          the publication run: results in bench/results, then
+ *                                      docs/benchmarks.md and docs/charts/bench-*.svg
+ *   node bench/run.mjs --smoke         seconds per suite: each runs and measures (CI); .bench-tmp/smoke
+ *   node bench/run.mjs redis cluster   some suites (any mode); the table keeps the others' last results
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { progress, resultsDir, SMOKE } from './lib/cli.mjs';
-import { environment } from './lib/environment.mjs';
-import { writeReport } from './report.mjs';
+import { environment, FULL, MODE, progress, readResults, resultsDir, SMOKE } from './lib/common.mjs';
+import { targetsMarkdown } from './lib/targets.mjs';
+import { SUITES, writeReport } from './report.mjs';
 
-const SUITES = ['core', 'redis', 'http', 'atomicity', 'memory'];
 const asked = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const unknown = asked.filter((s) => !SUITES.includes(s));
 if (unknown.length > 0) {
@@ -27,78 +27,51 @@ const dir = resultsDir();
 mkdirSync(dir, { recursive: true });
 
 const started = Date.now();
-const env = { ...environment(), date: new Date().toISOString(), command: commandLine() };
+const lifecycle = process.env.npm_lifecycle_event;
+const command =
+  `${lifecycle?.startsWith('bench') ? `pnpm ${lifecycle}` : 'node bench/run.mjs'} ${process.argv.slice(2).join(' ')}`.trim();
+const env = { ...environment(), mode: MODE, date: new Date().toISOString(), command, suites };
 const failed = [];
 for (const suite of suites) {
-  progress(`${suite}: starting${SMOKE ? ' (smoke)' : ''}`);
+  progress(`${suite}: starting (${MODE})`);
   const t = Date.now();
-  const result = spawnSync(
-    process.execPath,
-    [fileURLToPath(new URL(`./suites/${suite}.mjs`, import.meta.url)), ...(SMOKE ? ['--smoke'] : [])],
-    { stdio: 'inherit' },
-  );
-  progress(
-    `${suite}: ${result.status === 0 ? 'done' : 'FAILED'} in ${((Date.now() - t) / 1000).toFixed(1)} s`,
-  );
-  if (result.status !== 0) failed.push(suite);
+  const script = fileURLToPath(new URL(`./suites/${suite}.mjs`, import.meta.url));
+  const { status } = spawnSync(process.execPath, [script], {
+    stdio: 'inherit',
+    env: { ...process.env, SLUICE_BENCH_MODE: MODE },
+  });
+  progress(`${suite}: ${status === 0 ? 'done' : 'FAILED'} in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  if (status !== 0) failed.push(suite);
 }
 env.totalSeconds = (Date.now() - started) / 1000;
 writeFileSync(join(dir, 'environment.json'), `${JSON.stringify(env, null, 1)}\n`);
 
+const results = readResults(dir, SUITES);
 if (SMOKE) {
-  const empty = suites.filter((s) => !failed.includes(s) && !producedNumbers(s));
-  for (const s of empty) progress(`${s}: ran but produced no usable numbers`);
-  failed.push(...empty);
-  progress(
-    `smoke: ${suites.length - failed.length}/${suites.length} suites ran and measured, ${env.totalSeconds.toFixed(0)} s`,
-  );
-} else {
-  progress(`wrote ${writeReport(dir)} (${env.totalSeconds.toFixed(0)} s)`);
-}
-if (failed.length > 0) {
-  progress(`failed: ${failed.join(', ')}`);
-  process.exit(1);
-}
-
-/** The command as a user would type it. */
-function commandLine() {
-  const args = process.argv.slice(2);
-  if (process.env.npm_lifecycle_event?.startsWith('bench')) return `pnpm ${process.env.npm_lifecycle_event}`;
-  return `node bench/run.mjs${args.length ? ` ${args.join(' ')}` : ''}`;
-}
-
-/** A smoke result is good when every row carries a positive, finite main figure. */
-function producedNumbers(suite) {
-  let data;
-  try {
-    data = JSON.parse(readFileSync(join(dir, `${suite}.json`), 'utf8'));
-  } catch {
-    return false;
-  }
+  // A smoke run is good when every suite it ran wrote rows whose main figure is positive and finite.
   const main = {
     core: (r) => r.opsPerSec.median,
     redis: (r) => r.decisionsPerSec.median,
+    cluster: (r) => r.decisionsPerSec.median,
     http: (r) => r.rps.median,
     atomicity: (r) => r.admitted,
     memory: (r) => r.after.rss,
-  }[suite];
-  const values = data.rows.map(main);
-  for (const r of data.rows) progress(`  ${suite}: ${summaryOf(suite, r)}`);
-  return values.length > 0 && values.every((v) => Number.isFinite(v) && v > 0);
-}
-
-function summaryOf(suite, r) {
-  const m = (x) => (x >= 1e6 ? `${(x / 1e6).toFixed(2)}M` : `${(x / 1e3).toFixed(1)}k`);
-  switch (suite) {
-    case 'core':
-      return `${r.path} ${r.impl} ${r.case} ${r.api} ${r.subjects}: ${m(r.opsPerSec.median)}/s`;
-    case 'redis':
-      return `${r.impl} ${r.case}: ${m(r.decisionsPerSec.median)}/s, Redis CPU ${r.redisCpuMsPer1000.median.toFixed(2)} ms/1000, ${r.bytesPerSubject.median.toFixed(0)} B/subject`;
-    case 'http':
-      return `${r.framework} ${r.kind} ${r.path} ${r.subjects}: ${m(r.rps.median)} req/s (${(r.ratioToBare.median * 100).toFixed(0)}% of bare)`;
-    case 'atomicity':
-      return `${r.variant} ${r.case}: ${r.admitted} admitted${r.burned === undefined ? '' : `, ${r.burned} burned`}`;
-    default:
-      return `${r.config}: ${(r.after.rss / 2 ** 20).toFixed(0)} MiB`;
+  };
+  for (const suite of suites.filter((s) => !failed.includes(s))) {
+    const rows = results[suite]?.rows ?? [];
+    if (rows.length === 0 || !rows.every((r) => Number.isFinite(main[suite](r)) && main[suite](r) > 0)) {
+      progress(`${suite}: ran but produced no usable numbers`);
+      failed.push(suite);
+    }
   }
+}
+console.log(`\n## Targets (${MODE} run${SMOKE ? ': the numbers prove the suites run, nothing more' : ''})\n`);
+console.log(targetsMarkdown(results));
+if (FULL) progress(`wrote ${writeReport(dir)}`);
+progress(
+  `${suites.length - failed.length}/${suites.length} suites ran in ${env.totalSeconds.toFixed(0)} s; results in ${dir}`,
+);
+if (failed.length > 0) {
+  progress(`failed: ${failed.join(', ')}`);
+  process.exit(1);
 }

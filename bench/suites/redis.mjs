@@ -1,70 +1,139 @@
 /**
- * Suite 2, redis: decisions per second from one Node process at 64 calls in flight (ioredis
- * auto-pipelining), p50/p99 latency, Redis CPU per 1,000 decisions (INFO cpu), Redis memory per
- * 10,000 subjects (INFO memory) and Redis commands per decision (INFO commandstats), for every
- * algorithm and a two-policy limiter, beside rate-limiter-flexible's RateLimiterRedis,
- * rate-limit-redis's RedisStore and @fastify/rate-limit's Redis store. The suite starts its own
- * redis-server on a free loopback port.
+ * Redis: from one Node process at 64 calls in flight, decisions per second, p99 latency, Redis CPU
+ * per 1,000 decisions (INFO cpu), Redis memory per subject (INFO memory), and scripts (round trips)
+ * and commands per decision (INFO commandstats). Sluice on ioredis (every algorithm and two policies
+ * in the full run; sliding-window and two policies otherwise), on node-redis and on iovalkey, each
+ * beside the peers on the same client: rate-limiter-flexible, rate-limit-redis and @fastify/rate-limit
+ * on ioredis, rate-limit-redis on node-redis and on iovalkey (rate-limiter-flexible's RateLimiterValkey
+ * runs Valkey-only Lua, `server.call`, which redis-server refuses).
+ * And a floor: a bare script doing what any store that batches calls into one script run (up to 32,
+ * as Sluice does) cannot do without. The suite starts its own redis-server.
  */
-import Redis from 'ioredis';
-import { progress, SMOKE, writeResults } from '../lib/cli.mjs';
-import { LIMITER_CASES, subjects, UNREACHED } from '../lib/policies.mjs';
 import {
+  FULL,
+  LIMITER_CASES,
+  pick,
+  policiesOf,
+  progress,
+  quantile,
+  subjects,
+  summarize,
+  UNREACHED,
+  writeResults,
+} from '../lib/common.mjs';
+import {
+  CLIENTS,
+  connect,
   fastifyRedis,
-  hasSluiceRedisStore,
   rateLimiterFlexible,
   rateLimitRedis,
+  redisUsage,
   sluiceOnRedis,
-} from '../lib/redis-limiters.mjs';
-import { redisUsage, startRedis } from '../lib/redis-server.mjs';
-import { quantile, summarize } from '../lib/stats.mjs';
+  startRedis,
+} from '../lib/redis.mjs';
 
 const IN_FLIGHT = 64;
-const SUBJECT_COUNT = SMOKE ? 2_000 : 10_000;
-const settings = SMOKE ? { rounds: 1, seconds: 0.3 } : { rounds: 3, seconds: 1.5 };
-const WINDOW_MS = 60_000;
+const settings = pick({
+  smoke: { rounds: 1, seconds: 0.3, subjects: 2_000 },
+  quick: { rounds: 3, seconds: 0.5, subjects: 10_000 },
+  full: { rounds: 5, seconds: 1.5, subjects: 10_000 },
+});
+const peer = { limit: UNREACHED, windowMs: 60_000 };
 
-/** Every implementation: `call(subject)` resolves to whether the call was admitted. */
-function implementations(client) {
-  const list = [];
-  if (hasSluiceRedisStore) {
-    // Every case runs on a flushed Redis, so all may share a name: a short one, as the peers' prefixes
-    // are short (a key's length is most of a subject's memory; the report shows each key).
-    for (const { label, policies } of LIMITER_CASES) {
-      list.push({ impl: 'sluice', label, ...sluiceOnRedis(client, { name: 'api', policies }) });
-    }
-  }
-  const peer = { limit: UNREACHED, windowMs: WINDOW_MS };
-  list.push(
-    {
-      impl: 'rate-limiter-flexible',
-      label: 'RateLimiterRedis',
-      ...rateLimiterFlexible(client, { ...peer, prefix: 'rlf' }),
-    },
-    { impl: 'rate-limit-redis', label: 'RedisStore', ...rateLimitRedis(client, { ...peer, prefix: 'rlr:' }) },
-    {
-      impl: '@fastify/rate-limit',
-      label: 'RedisStore',
-      ...fastifyRedis(client, { ...peer, prefix: 'frl-' }),
-    },
+/**
+ * The floor: a turn's calls (up to 32) go to one script run that gets every key, reads them (MGET),
+ * writes each once (INCRBY, Redis's cheapest write) and replies with five numbers a call, as a Sluice
+ * decision does (allowed, remaining, resetMs, retryAfterMs, delayMs); no arithmetic, no TIME.
+ */
+async function batchedFloor(client) {
+  const sha = await client.script(
+    'LOAD',
+    `local raws = redis.call('MGET', unpack(KEYS))
+local reply = {}
+for i = 1, #KEYS do
+  redis.call('INCRBY', KEYS[i], 4)
+  local r = (i - 1) * 5
+  reply[r + 1] = 1 reply[r + 2] = 999999 reply[r + 3] = 59000 reply[r + 4] = 0 reply[r + 5] = 0
+end
+return reply`,
   );
-  return list;
+  let queue = [];
+  const send = () => {
+    const calls = queue;
+    queue = [];
+    client.evalsha(sha, calls.length, ...calls.map((c) => c.key)).then(
+      () => {
+        for (const c of calls) c.done(true);
+      },
+      (error) => {
+        for (const c of calls) c.fail(error);
+      },
+    );
+  };
+  return (subject) =>
+    new Promise((done, fail) => {
+      queue.push({ key: `floor:{${subject}}`, done, fail });
+      if (queue.length === 32) send();
+      else if (queue.length === 1) setImmediate(() => queue.length > 0 && send());
+    });
 }
 
-/** Runs `call` over `subjectsList` round robin with IN_FLIGHT calls outstanding, until `until()`. */
-async function drive(call, subjectsList, until) {
+/** Every row of this mode: `call(subject)` resolves to whether the call was admitted. */
+async function entries(clients) {
+  // Every row runs on a flushed Redis, so all may share a short name, as the peers' prefixes are short
+  // (a key's length is most of a subject's memory; the report shows a key of each).
+  const sluice = (client, label) => [
+    'sluice',
+    client,
+    label,
+    sluiceOnRedis(clients[client], { name: 'api', policies: policiesOf(label) }),
+  ];
+  const labels = FULL ? LIMITER_CASES.map((c) => c.label) : ['sliding-window', 'two policies'];
+  const rows = [
+    ...labels.map((label) => sluice('ioredis', label)),
+    sluice('node-redis', 'sliding-window'),
+    sluice('iovalkey', 'sliding-window'),
+    [
+      'rate-limiter-flexible',
+      'ioredis',
+      'RateLimiterRedis',
+      rateLimiterFlexible(clients.ioredis, { ...peer, prefix: 'rlf' }),
+    ],
+    [
+      '@fastify/rate-limit',
+      'ioredis',
+      'RedisStore',
+      fastifyRedis(clients.ioredis, { ...peer, prefix: 'frl-' }),
+    ],
+    ...CLIENTS.map((c) => [
+      'rate-limit-redis',
+      c,
+      'RedisStore',
+      rateLimitRedis(clients[c], { ...peer, prefix: 'rlr:' }),
+    ]),
+    [
+      'floor',
+      'ioredis',
+      'batched: MGET, INCRBY each key, 5 numbers back',
+      { call: await batchedFloor(clients.ioredis) },
+    ],
+  ];
+  return rows.map(([impl, client, label, limiter]) => ({ impl, client, case: label, ...limiter }));
+}
+
+/** Runs `call` over `population` round robin with IN_FLIGHT calls outstanding, until `until(done)`. */
+async function drive(call, population, until) {
   const latencies = [];
   let next = 0;
   let done = 0;
   let failed = 0;
   const worker = async () => {
     while (!until(done)) {
-      const s = subjectsList[next];
-      if (++next === subjectsList.length) next = 0;
+      const s = population[next];
+      if (++next === population.length) next = 0;
       const t = process.hrtime.bigint();
-      const admitted = await call(s);
+      if (!(await call(s))) failed++;
       latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
-      if (!admitted) failed++;
       done++;
     }
   };
@@ -72,15 +141,11 @@ async function drive(call, subjectsList, until) {
   return { done, failed, latencies };
 }
 
-/**
- * Calls counted by INFO commandstats, INFO itself left out: every command, those a script runs
- * included, and the scripts alone (EVALSHA/EVAL: a script call is one round trip).
- */
-async function commandCalls(client) {
-  const text = await client.info('commandstats');
+/** Calls in INFO commandstats (INFO left out): every command, scripts' included, and the scripts alone. */
+async function commandCalls(admin) {
   let all = 0;
   let scripts = 0;
-  for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+  for (const m of (await admin.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
     if (m[1] === 'info') continue;
     all += Number(m[2]);
     if (m[1] === 'evalsha' || m[1] === 'eval') scripts += Number(m[2]);
@@ -88,27 +153,28 @@ async function commandCalls(client) {
   return { all, scripts };
 }
 
-async function measure(client, entry, population) {
-  await client.flushall();
-  // One call first: script loading and connection buffers are not counted as the subjects' memory.
+async function measure(admin, entry, population, withMemory) {
+  await admin.flushall();
+  // One call first: script loading and connection buffers are not the subjects' memory.
   await entry.call('warm-up');
-  const before = await redisUsage(client);
+  const before = await redisUsage(admin);
   const fill = await drive(entry.call, population, (n) => n >= population.length);
-  const filled = await redisUsage(client);
-  const sampleKey = await client.randomkey();
-  const commandsBefore = await commandCalls(client);
+  // Time for Redis to finish rehashing its key table (a table mid-rehash is counted twice).
+  if (withMemory) await new Promise((r) => setTimeout(r, 500));
+  const filled = await redisUsage(admin);
+  const sampleKey = withMemory ? await admin.randomkey() : undefined;
+  const commandsBefore = await commandCalls(admin);
   const started = process.hrtime.bigint();
   const deadline = Date.now() + settings.seconds * 1000;
   const run = await drive(entry.call, population, () => Date.now() >= deadline);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const commandsAfter = await commandCalls(client);
-  const after = await redisUsage(client);
+  const commandsAfter = await commandCalls(admin);
+  const after = await redisUsage(admin);
   return {
     decisionsPerSec: run.done / seconds,
-    p50Ms: quantile(run.latencies, 0.5),
     p99Ms: quantile(run.latencies, 0.99),
     redisCpuMsPer1000: ((after.cpuSeconds - filled.cpuSeconds) * 1e6) / run.done,
-    bytesPer10kSubjects: ((filled.usedMemory - before.usedMemory) * 10_000) / population.length,
+    bytesPerSubject: withMemory ? (filled.usedMemory - before.usedMemory) / population.length : Number.NaN,
     commandsPerDecision: (commandsAfter.all - commandsBefore.all) / run.done,
     scriptsPerDecision: (commandsAfter.scripts - commandsBefore.scripts) / run.done,
     failed: run.failed + fill.failed,
@@ -119,44 +185,50 @@ async function measure(client, entry, population) {
 const started = Date.now();
 const server = await startRedis();
 progress(`redis: redis-server ${server.version} on port ${server.port}`);
-const client = new Redis({ port: server.port, host: '127.0.0.1', enableAutoPipelining: true });
+const clients = {};
 try {
-  const population = subjects(SUBJECT_COUNT);
-  const list = implementations(client);
-  const perCase = new Map(list.map((e) => [e, []]));
+  for (const name of CLIENTS) clients[name] = await connect(name, server.port);
+  const population = subjects(settings.subjects);
+  const list = await entries(clients);
+  const perEntry = new Map(list.map((e) => [e, []]));
   for (let round = 0; round < settings.rounds; round++) {
-    for (const entry of list) perCase.get(entry).push(await measure(client, entry, population));
+    // A different order each round, so that no row always runs right after the same neighbour.
+    for (const entry of round % 2 === 0 ? list : [...list].reverse()) {
+      perEntry.get(entry).push(await measure(server.admin, entry, population, round === 0));
+    }
     progress(`redis: round ${round + 1}/${settings.rounds} done`);
   }
   const rows = list.map((entry) => {
-    const rounds = perCase.get(entry);
+    const rounds = perEntry.get(entry);
     const metric = (name) => summarize(rounds.map((r) => r[name]));
     return {
       impl: entry.impl,
-      case: entry.label,
+      client: entry.client,
+      case: entry.case,
       decisionsPerSec: metric('decisionsPerSec'),
-      p50Ms: metric('p50Ms'),
       p99Ms: metric('p99Ms'),
       redisCpuMsPer1000: metric('redisCpuMsPer1000'),
-      bytesPerSubject: summarize(rounds.map((r) => r.bytesPer10kSubjects / 10_000)),
-      commandsPerDecision: metric('commandsPerDecision'),
-      scriptsPerDecision: metric('scriptsPerDecision'),
+      bytesPerSubject: rounds[0].bytesPerSubject,
+      commandsPerDecision: median(rounds, 'commandsPerDecision'),
+      scriptsPerDecision: median(rounds, 'scriptsPerDecision'),
       failed: rounds.reduce((n, r) => n + r.failed, 0),
-      // One of its keys after the fill (for a subject's memory, mostly its key's length).
       sampleKey: rounds[0].sampleKey,
-      // Sluice decisions taken by the in-process fallback (a call slower than storeTimeout): not Redis's.
+      // Sluice decisions taken by the in-process fallback (slower than storeTimeout): not Redis's.
       degraded: entry.degraded?.() ?? 0,
     };
   });
-  const file = writeResults('redis', {
-    settings: { ...settings, inFlight: IN_FLIGHT, subjects: SUBJECT_COUNT },
+  const redisSettings = { ...settings, inFlight: IN_FLIGHT };
+  writeResults('redis', {
+    settings: redisSettings,
     redisVersion: server.version,
-    sluiceRedisStore: hasSluiceRedisStore,
     durationMs: Date.now() - started,
     rows,
   });
-  progress(`redis: wrote ${file}`);
 } finally {
-  client.disconnect();
+  for (const client of Object.values(clients)) client.end();
   await server.stop();
+}
+
+function median(rounds, name) {
+  return summarize(rounds.map((r) => r[name])).median;
 }
