@@ -48,7 +48,11 @@ function coreSection(core, charts) {
             r.subjects === s && r.path === 'allowed' && (r.impl !== 'sluice' || r.case === 'sliding-window'),
         )
         .map((r) =>
-          bar(`${r.impl} ${r.api}`, r.impl.endsWith('floor') ? 'bare' : kindOf(r.impl), r.opsPerSec),
+          bar(
+            `${r.impl === 'sluice' ? 'Sluice sliding-window' : r.impl} ${r.api}`,
+            r.impl.endsWith('floor') ? 'bare' : kindOf(r.impl),
+            r.opsPerSec,
+          ),
         ),
     })),
     format: (v) => `${rate(v)}/s`,

@@ -8,7 +8,7 @@
  *   node bench/run.mjs --smoke         seconds per suite: each runs and measures (CI); .bench-tmp/smoke
  *   node bench/run.mjs redis cluster   some suites (any mode); the table keeps the others' last results
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,14 +32,23 @@ const command =
   `${lifecycle?.startsWith('bench') ? `pnpm ${lifecycle}` : 'node bench/run.mjs'} ${process.argv.slice(2).join(' ')}`.trim();
 const env = { ...environment(), mode: MODE, date: new Date().toISOString(), command, suites };
 const failed = [];
+/** The suite running: stopped with the runner (its servers and workers end with it). */
+let current;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    current?.kill(signal);
+    process.exit(1);
+  });
+}
 for (const suite of suites) {
   progress(`${suite}: starting (${MODE})`);
   const t = Date.now();
   const script = fileURLToPath(new URL(`./suites/${suite}.mjs`, import.meta.url));
-  const { status } = spawnSync(process.execPath, [script], {
+  current = spawn(process.execPath, [script], {
     stdio: 'inherit',
     env: { ...process.env, SLUICE_BENCH_MODE: MODE },
   });
+  const status = await new Promise((resolve) => current.once('exit', resolve));
   progress(`${suite}: ${status === 0 ? 'done' : 'FAILED'} in ${((Date.now() - t) / 1000).toFixed(1)} s`);
   if (status !== 0) failed.push(suite);
 }

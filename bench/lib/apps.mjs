@@ -176,4 +176,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   process.send({ port });
   // 'exit' ends the process normally (so that a CPU profile is written).
   process.on('message', (m) => m === 'exit' && process.exit(0));
+  process.on('disconnect', () => process.exit(0));
 }

@@ -18,6 +18,12 @@ export const ROOT_DIR = join(BENCH_DIR, '..');
 export const MODE =
   process.env.SLUICE_BENCH_MODE ??
   (process.argv.includes('--smoke') ? 'smoke' : process.argv.includes('--full') ? 'full' : 'quick');
+// A suite stopped by a signal still runs its 'exit' handlers (a redis-server of its own is ended there).
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  // Unless the process has a handler of its own (the runner stops its suite first).
+  process.once(signal, () => process.listenerCount(signal) === 0 && process.exit(1));
+}
+
 export const SMOKE = MODE === 'smoke';
 export const FULL = MODE === 'full';
 

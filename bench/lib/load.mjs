@@ -110,6 +110,7 @@ export function stopLoad() {
 
 if (process.env.SLUICE_LOAD_CHILD === '1' && process.argv[1] === HERE) {
   const { default: autocannon } = await import('autocannon');
+  process.on('disconnect', () => process.exit(0));
   process.on('message', async ({ id, url, seconds, subjects }) => {
     try {
       let next = 0;

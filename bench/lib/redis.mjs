@@ -43,6 +43,7 @@ export async function startRedis() {
     },
   );
   const exited = new Promise((resolve) => child.once('exit', resolve));
+  process.once('exit', () => child.kill());
   const admin = new Redis({ port, host: '127.0.0.1', lazyConnect: true, retryStrategy: () => null });
   admin.on('error', () => {});
   for (let attempt = 0; ; attempt++) {

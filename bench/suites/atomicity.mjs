@@ -122,6 +122,7 @@ function startProcesses(port) {
 
 if (process.argv[2] === '--worker') {
   const connecting = connect('ioredis', Number(process.argv[3]));
+  process.on('disconnect', () => process.exit(0));
   let current;
   process.on('message', async ({ type, caseName }) => {
     if (type === 'case') {
