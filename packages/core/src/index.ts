@@ -10,8 +10,15 @@ export { DiagnosticChannels } from './diagnostics.js';
 export type { Duration } from './duration.js';
 export type { ErrorCode } from './errors.js';
 export { ErrorCodes, SluiceConfigError } from './errors.js';
-export type { FrameworkRequest } from './http/adapter.js';
-export { abandonIfLate, callHandler, frameworkReader, passOn, passOnAwaiting } from './http/adapter.js';
+export type { FrameworkRequest, HandlerApi } from './http/adapter.js';
+export {
+  abandonIfLate,
+  callHandler,
+  frameworkReader,
+  passOn,
+  passOnAwaiting,
+  withHandlerApi,
+} from './http/adapter.js';
 export type { HttpHandler, HttpOutcome } from './http/handle.js';
 export { createHttpHandler, PROBLEM_CONTENT_TYPE, UnknownPlanError } from './http/handle.js';
 export type { HeaderMode } from './http/headers.js';

@@ -4,12 +4,13 @@ import {
   createHttpHandler,
   type Decision,
   frameworkReader,
+  type HandlerApi,
   type HttpOptions,
   type HttpOutcome,
-  type Limiter,
   PROBLEM_CONTENT_TYPE,
   passOn,
   setDecision,
+  withHandlerApi,
 } from '@sluice/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
@@ -26,16 +27,7 @@ declare global {
 export type RateLimiterOptions = HttpOptions<Request, Response>;
 
 /** Express middleware that also exposes its limiter, `reset(req)` and `subjectOf(req)`. */
-export type RateLimitMiddleware = RequestHandler & {
-  readonly limiter: Limiter;
-  /**
-   * Forgets the subject this request maps to, under every policy, and lifts its ban: e.g. after a
-   * successful login. (`limiter.reset(req.ip)` would reset nothing: subjects carry their kind.)
-   */
-  reset(req: Request): Promise<void>;
-  /** The subject this request maps to as the limiter sees it (`ip:…`, `id:…`, credentials hashed). */
-  subjectOf(req: Request): Promise<string>;
-};
+export type RateLimitMiddleware = RequestHandler & HandlerApi<Request>;
 
 type Outcome = HttpOutcome<Request, Response>;
 
@@ -76,9 +68,5 @@ export function rateLimiter(options: RateLimiterOptions): RateLimitMiddleware {
       }
     }, next);
   };
-  return Object.assign(middleware, {
-    limiter: http.limiter,
-    reset: (req: Request) => http.reset(req),
-    subjectOf: async (req: Request) => http.subjectOf(req),
-  });
+  return withHandlerApi(middleware, http);
 }

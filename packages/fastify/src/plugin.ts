@@ -10,6 +10,7 @@ import {
   PROBLEM_CONTENT_TYPE,
   passOn,
   WarningCodes,
+  withHandlerApi,
 } from '@sluice/core';
 import type {
   FastifyInstance,
@@ -128,11 +129,7 @@ function validateForCheckOnly(validate: unknown): unknown {
 
 /** `app.rateLimit()`'s hook: `run`, with the limiter and the request's subject at hand. */
 function exposed(http: Http, run: Hook): RateLimitHook {
-  return Object.assign(run, {
-    limiter: http.limiter,
-    reset: (request: FastifyRequest) => http.reset(request),
-    subjectOf: async (request: FastifyRequest) => http.subjectOf(request),
-  }) as unknown as RateLimitHook;
+  return withHandlerApi(run, http) as unknown as RateLimitHook;
 }
 
 /** What `app.rateLimit()` needs of a registration: its global limit and how to build one. */

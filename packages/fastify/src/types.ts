@@ -1,4 +1,4 @@
-import type { Decision, HttpOptions, Limiter } from '@sluice/core';
+import type { Decision, HandlerApi, HttpOptions } from '@sluice/core';
 import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
 
 /** The request hook the limiter runs in. */
@@ -27,13 +27,7 @@ export interface SluiceFastifyOptions extends RouteRateLimitOptions {
  * A hook that limits wherever it is placed (`app.rateLimit()`), such as the not-found handler's
  * preHandler, with its limiter and the request's subject at hand.
  */
-export type RateLimitHook = preHandlerHookHandler & {
-  readonly limiter: Limiter;
-  /** Forgets the subject this request maps to, under every policy, and lifts its ban (e.g. after a good login). */
-  reset(request: FastifyRequest): Promise<void>;
-  /** The subject this request maps to as the limiter sees it (`ip:…`, `id:…`, credentials hashed). */
-  subjectOf(request: FastifyRequest): Promise<string>;
-};
+export type RateLimitHook = preHandlerHookHandler & HandlerApi<FastifyRequest>;
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -3,12 +3,13 @@ import {
   createHttpHandler,
   type Decision,
   frameworkReader,
+  type HandlerApi,
   type HttpOptions,
   type HttpOutcome,
-  type Limiter,
   PROBLEM_CONTENT_TYPE,
   passOnAwaiting,
   type RequestReader,
+  withHandlerApi,
 } from '@sluice/core';
 import type { Context, Middleware, Next } from 'koa';
 
@@ -28,13 +29,7 @@ declare module 'koa' {
 export type RateLimiterOptions = HttpOptions<Context, Context>;
 
 /** Koa middleware that also exposes its limiter, `reset(ctx)` and `subjectOf(ctx)`. */
-export type RateLimitMiddleware = Middleware & {
-  readonly limiter: Limiter;
-  /** Forgets the subject this request maps to, under every policy, and lifts its ban (e.g. after a good login). */
-  reset(ctx: Context): Promise<void>;
-  /** The subject this request maps to as the limiter sees it (`ip:…`, `id:…`, credentials hashed). */
-  subjectOf(ctx: Context): Promise<string>;
-};
+export type RateLimitMiddleware = Middleware & HandlerApi<Context>;
 
 type Outcome = HttpOutcome<Context, Context>;
 
@@ -75,9 +70,5 @@ export function rateLimiter(options: RateLimiterOptions): RateLimitMiddleware {
     // Answered meanwhile (a timeout middleware while the store was slow), or the client left.
     return outcome.then((o) => (abandonIfLate(o, ctx.res) ? undefined : apply(o, ctx, next)));
   };
-  return Object.assign(middleware, {
-    limiter: http.limiter,
-    reset: (ctx: Context) => http.reset(ctx),
-    subjectOf: async (ctx: Context) => http.subjectOf(ctx),
-  });
+  return withHandlerApi(middleware, http);
 }

@@ -6,7 +6,8 @@
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Decision } from '../decision.js';
-import type { HttpOutcome } from './handle.js';
+import type { Limiter } from '../limiter.js';
+import type { HttpHandler, HttpOutcome } from './handle.js';
 import type { RequestReader } from './types.js';
 
 /** A request as Express and Fastify present it: the client IP they resolved, headers, parsed query. */
@@ -202,4 +203,28 @@ function hold(
     next();
   }, outcome.delayMs);
   res.once('close', gone);
+}
+
+/** What every adapter's middleware (or hook) carries besides itself: its limiter, `reset` and `subjectOf`. */
+export interface HandlerApi<Req> {
+  readonly limiter: Limiter;
+  /**
+   * Forgets the subject this request maps to, under every policy, and lifts its ban: e.g. after a
+   * successful login. (`limiter.reset(ip)` would reset nothing: subjects carry their kind.)
+   */
+  reset(req: Req): Promise<void>;
+  /** The subject this request maps to as the limiter sees it (`ip:…`, `id:…`, credentials hashed). */
+  subjectOf(req: Req): Promise<string>;
+}
+
+/** `fn` with `http`'s limiter, `reset` and `subjectOf` on it. */
+export function withHandlerApi<F extends object, Req, Res>(
+  fn: F,
+  http: HttpHandler<Req, Res>,
+): F & HandlerApi<Req> {
+  return Object.assign(fn, {
+    limiter: http.limiter,
+    reset: (req: Req) => http.reset(req),
+    subjectOf: async (req: Req) => http.subjectOf(req),
+  });
 }

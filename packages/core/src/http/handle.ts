@@ -279,6 +279,8 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   private watched = 0;
   private forwardedSeen = false;
   private readonly recent = new WeakSet<object>();
+  /** The default subject and no lists: the address is the subject, with no Identity to build or screen. */
+  private readonly byAddress: boolean;
 
   constructor(
     private readonly config: HttpConfig<Req, Res>,
@@ -297,6 +299,11 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     this.warnings = new Warnings(config.validate, config.limiter.name);
     this.watching = this.warnings.on;
     const { sources, verify } = config.subject;
+    this.byAddress =
+      sources.length === 1 &&
+      sources[0] === 'ip' &&
+      config.allowList === undefined &&
+      config.denyList === undefined;
     if (verify === undefined && sources.some((s) => s === 'api-key' || s === 'token')) {
       this.warnings.warn(WarningCodes.UNVERIFIED_CREDENTIAL);
     }
@@ -355,6 +362,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   }
 
   private identify(req: Req): Maybe<Outcome<Req, Res>> {
+    if (this.byAddress) return this.charge(req, this.resolver.ipSubject(req));
     const id = this.resolver.resolve(req);
     if (isThenable(id)) return Promise.resolve(id).then((i) => this.screen(req, i));
     return this.screen(req, id);

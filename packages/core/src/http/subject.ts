@@ -55,6 +55,10 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 export class SubjectResolver<Req> {
+  /** The last address and its subject: a client's requests often come in a row (a keep-alive connection). */
+  private lastIp = '';
+  private lastSubject = 'ip:unknown';
+
   constructor(
     private readonly config: SubjectConfig<Req>,
     private readonly reader: RequestReader<Req>,
@@ -63,7 +67,11 @@ export class SubjectResolver<Req> {
   /** The client address as a subject; `ip:unknown` when the framework has none (a closed socket). */
   ipSubject(req: Req): string {
     const ip = this.reader.ip(req);
-    return ip ? `ip:${clientAddress(ip, this.config.ipv6Subnet)}` : 'ip:unknown';
+    if (!ip) return 'ip:unknown';
+    if (ip === this.lastIp) return this.lastSubject;
+    this.lastSubject = `ip:${clientAddress(ip, this.config.ipv6Subnet)}`;
+    this.lastIp = ip;
+    return this.lastSubject;
   }
 
   /** Tries the sources in order; the first that yields wins; the IP when none does. */
