@@ -5,13 +5,14 @@ import {
   type Decision,
   ErrorCodes,
   frameworkReader,
+  type HandlerApi,
   type HttpOptions,
   type HttpOutcome,
-  type Limiter,
   PROBLEM_CONTENT_TYPE,
   passOnAwaiting,
   type RequestReader,
   SluiceConfigError,
+  withHandlerApi,
 } from '@sluice/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { StatusCode } from 'hono/utils/http-status';
@@ -40,13 +41,7 @@ export interface RateLimiterOptions extends HttpOptions<Context, Context> {
 }
 
 /** Hono middleware that also exposes its limiter, `reset(c)` and `subjectOf(c)`. */
-export type RateLimitMiddleware = MiddlewareHandler & {
-  readonly limiter: Limiter;
-  /** Forgets the subject this request maps to, under every policy, and lifts its ban (e.g. after a good login). */
-  reset(c: Context): Promise<void>;
-  /** The subject this request maps to as the limiter sees it (`ip:…`, `id:…`, credentials hashed). */
-  subjectOf(c: Context): Promise<string>;
-};
+export type RateLimitMiddleware = MiddlewareHandler & HandlerApi<Context>;
 
 type Outcome = HttpOutcome<Context, Context>;
 
@@ -134,9 +129,5 @@ export function rateLimiter(options: RateLimiterOptions): RateLimitMiddleware {
     if (!(outcome instanceof Promise)) return apply(outcome, c, next);
     return outcome.then((o) => (abandonIfLate(o, nodeOf(c)?.outgoing) ? toNobody(c) : apply(o, c, next)));
   };
-  return Object.assign(middleware as MiddlewareHandler, {
-    limiter: http.limiter,
-    reset: (c: Context) => http.reset(c),
-    subjectOf: async (c: Context) => http.subjectOf(c),
-  });
+  return withHandlerApi(middleware as MiddlewareHandler, http);
 }
