@@ -1,5 +1,6 @@
 /**
- * The HTTP suite's apps: hello world on Express or Fastify, with two limited routes: /allowed never
+ * The HTTP suite's apps: hello world on Express, Fastify, Hono (@hono/node-server), Koa or NestJS
+ * (on Express), with two limited routes: /allowed never
  * reaches its limit, /denied allows one request per client an hour and answers every later one 429.
  * Trust proxy is on and the client address comes from X-Forwarded-For. Kinds:
  *   bare, control   nothing (Fastify: one empty plugin registered, as every real app has one)
@@ -7,12 +8,19 @@
  *   floor           reads the address and gives every request Sluice's answer for its route, made
  *                   once, limiting nothing: no limiter answering as Sluice does can cost less
  *   sluice-memory, sluice-redis, and the peers: erl-* (express-rate-limit, rate-limit-redis on Redis),
- *   rlf-* (rate-limiter-flexible behind the few-line middleware of its README), frl-* (@fastify/rate-limit)
+ *   rlf-* (rate-limiter-flexible behind the few-line middleware of its README), frl-* (@fastify/rate-limit),
+ *   hrl-memory (hono-rate-limiter), krl-memory (koa-ratelimit), nt-memory (@nestjs/throttler)
  * `buildApp` gives the app unstarted (the in-process measure drives `handle` without a network); run as
  * `node lib/apps.mjs <framework> <kind> [redisPort]` it listens on a free port and tells its parent.
  */
+import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import 'reflect-metadata';
 import fastifyRateLimit from '@fastify/rate-limit';
+import { getRequestListener } from '@hono/node-server';
+import { Controller, Get, Module } from '@nestjs/common';
+import { APP_GUARD, NestFactory } from '@nestjs/core';
+import { Throttle, ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
 import {
   createHttpHandler,
   frameworkReader,
@@ -22,10 +30,17 @@ import {
 } from '@sluice/core';
 import { rateLimiter } from '@sluice/express';
 import sluice from '@sluice/fastify';
+import { rateLimiter as honoLimiter } from '@sluice/hono';
+import { rateLimiter as koaLimiter } from '@sluice/koa';
+import { RateLimit, SluiceGuard, SluiceModule } from '@sluice/nestjs';
 import express from 'express';
 import { rateLimit } from 'express-rate-limit';
 import Fastify from 'fastify';
+import { Hono } from 'hono';
+import { rateLimiter as honoRateLimiter } from 'hono-rate-limiter';
 import Redis from 'ioredis';
+import Koa from 'koa';
+import koaRateLimit from 'koa-ratelimit';
 import { RedisStore as RateLimitRedisStore } from 'rate-limit-redis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { UNREACHED } from './common.mjs';
@@ -158,6 +173,108 @@ async function fastifyApp(kind, client, routes) {
   };
 }
 
+/** An app served by Node's http server from its request listener. */
+function nodeApp(listener) {
+  return {
+    handle: listener,
+    listen: () =>
+      new Promise((resolve) => {
+        const server = createServer(listener).listen(0, '127.0.0.1', () => resolve(server.address().port));
+      }),
+  };
+}
+
+/** The client address as the load sends it (one X-Forwarded-For entry): Hono has no trust-proxy setting. */
+const forwardedFor = (c) => c.req.header('x-forwarded-for') ?? '';
+
+function honoApp(kind, _client, routes) {
+  const middleware =
+    {
+      'sluice-memory': (route, { limit, windowMs }) => [
+        honoLimiter({ name: route, limit, window: windowMs, getIp: forwardedFor }),
+      ],
+      'hrl-memory': (_route, { limit, windowMs }) => [
+        honoRateLimiter({ windowMs, limit, standardHeaders: 'draft-7', keyGenerator: forwardedFor }),
+      ],
+    }[kind] ?? (() => []);
+  const app = new Hono();
+  for (const route of routes) app.get(`/${route}`, ...middleware(route, ROUTES[route]), (c) => c.text(HELLO));
+  return nodeApp(getRequestListener(app.fetch));
+}
+
+function koaApp(kind, _client, routes) {
+  const app = new Koa();
+  app.proxy = true;
+  const limits = new Map(
+    routes.map((route) => {
+      const { limit, windowMs } = ROUTES[route];
+      const made = {
+        'sluice-memory': () => koaLimiter({ name: route, limit, window: windowMs }),
+        'krl-memory': () =>
+          koaRateLimit({
+            driver: 'memory',
+            db: new Map(),
+            duration: windowMs,
+            max: limit,
+            id: (ctx) => ctx.ip,
+          }),
+      }[kind];
+      return [`/${route}`, made?.()];
+    }),
+  );
+  // A route each, as a router would: its limiter, then the handler.
+  app.use(async (ctx, next) => {
+    if (!limits.has(ctx.path)) return next();
+    const limiter = limits.get(ctx.path);
+    const handler = async () => {
+      ctx.body = HELLO;
+    };
+    return limiter === undefined ? handler() : limiter(ctx, handler);
+  });
+  return nodeApp(app.callback());
+}
+
+/** `@decorator` on a method: each is called with the method's descriptor, the last one first. */
+function decorate(target, method, ...decorators) {
+  const descriptor = Object.getOwnPropertyDescriptor(target.prototype, method);
+  for (const decorator of decorators.reverse()) decorator(target.prototype, method, descriptor);
+}
+
+async function nestApp(kind, _client, routes) {
+  class AppController {}
+  for (const route of routes) {
+    const { limit, windowMs } = ROUTES[route];
+    // Named as the route: @nestjs/throttler keys its counters by the handler's name.
+    AppController.prototype[route] = { [route]: () => HELLO }[route];
+    const limited = {
+      'sluice-memory': [RateLimit({ name: route, limit, window: windowMs })],
+      'nt-memory': [Throttle({ default: { limit, ttl: windowMs } })],
+    }[kind];
+    decorate(AppController, route, ...(limited ?? []), Get(`/${route}`));
+  }
+  Controller()(AppController);
+  const guarded = {
+    'sluice-memory': {
+      imports: [SluiceModule.forRoot({ limit: UNREACHED, window: 60_000 })],
+      guard: SluiceGuard,
+    },
+    'nt-memory': {
+      imports: [ThrottlerModule.forRoot([{ ttl: 60_000, limit: UNREACHED }])],
+      guard: ThrottlerGuard,
+    },
+  }[kind];
+  class AppModule {}
+  Module({
+    imports: guarded?.imports ?? [],
+    controllers: [AppController],
+    providers: guarded ? [{ provide: APP_GUARD, useClass: guarded.guard }] : [],
+  })(AppModule);
+  const app = await NestFactory.create(AppModule, { logger: false });
+  app.set('trust proxy', true);
+  await app.init();
+  return nodeApp(app.getHttpAdapter().getInstance());
+}
+
 /**
  * The app of `framework` and `kind`, ready, not listening: `handle(req, res)` serves a request. The
  * in-process measure builds only the route it measures (a second limiter in the process makes Sluice
@@ -167,7 +284,8 @@ export function buildApp(framework, kind, redisPort, routes = Object.keys(ROUTES
   const client = redisPort
     ? new Redis({ port: redisPort, host: '127.0.0.1', enableAutoPipelining: true })
     : undefined;
-  return framework === 'express' ? expressApp(kind, client, routes) : fastifyApp(kind, client, routes);
+  const apps = { express: expressApp, fastify: fastifyApp, hono: honoApp, koa: koaApp, nestjs: nestApp };
+  return apps[framework](kind, client, routes);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

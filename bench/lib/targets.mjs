@@ -204,7 +204,9 @@ export function atomicityRows(atomicity) {
 const yes = (met) => (met ? 'met' : '**missed**');
 const untold = (rows) => {
   const n = rows.filter((r) => r.verdict === 'cannot tell').length;
-  return n === 0 ? '' : ` (${n} cannot be told: the floor itself varies by more than the target between runs)`;
+  return n === 0
+    ? ''
+    : ` (${n} cannot be told: the floor itself varies by more than the target between runs)`;
 };
 const count = (rows) => `${rows.filter((r) => r.met).length} of ${rows.length} met`;
 

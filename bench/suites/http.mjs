@@ -137,12 +137,25 @@ export function inProcess({
 
 // ---- over loopback ----------------------------------------------------------------------------
 
+/** Hono, Koa and NestJS (on Express), each beside its usual limiter, on the in-memory store. */
+const NEWER_FRAMEWORKS = {
+  hono: ['sluice-memory', 'hrl-memory'],
+  koa: ['sluice-memory', 'krl-memory'],
+  nestjs: ['sluice-memory', 'nt-memory'],
+};
+/** The in-process measure (target 2) is set for Express and Fastify, whose floors the apps build. */
+const IN_PROCESS = ['express', 'fastify'];
+
 const settings = pick({
   smoke: {
     rounds: 1,
     seconds: 1,
     warmSeconds: 0,
-    kinds: { express: ['sluice-memory', 'erl-memory'], fastify: ['sluice-memory', 'frl-memory'] },
+    kinds: {
+      express: ['sluice-memory', 'erl-memory'],
+      fastify: ['sluice-memory', 'frl-memory'],
+      ...NEWER_FRAMEWORKS,
+    },
     scenarios: [{ path: 'allowed', subjects: 1 }],
     inProcess: { runs: 1, requests: { express: 500, fastify: 2000 }, warmUp: 1000, subjectCounts: [1] },
   },
@@ -153,6 +166,7 @@ const settings = pick({
     kinds: {
       express: ['sluice-memory', 'erl-memory', 'rlf-memory'],
       fastify: ['sluice-memory', 'frl-memory'],
+      ...NEWER_FRAMEWORKS,
     },
     scenarios: [{ path: 'allowed', subjects: MANY }],
     inProcess: {
@@ -178,6 +192,7 @@ const settings = pick({
         'rlf-redis',
       ],
       fastify: ['control', 'floor', 'sluice-memory', 'sluice-redis', 'frl-memory', 'frl-redis'],
+      ...NEWER_FRAMEWORKS,
     },
     scenarios: ['allowed', 'denied'].flatMap((path) => [1, MANY].map((subjects) => ({ path, subjects }))),
     inProcess: {
@@ -203,6 +218,13 @@ function startServer(framework, kind, redisPort) {
   });
 }
 
+/** Hono, Koa and NestJS: with 10,000 clients only, where a run has several client counts (time). */
+function scenariosOf(framework) {
+  const all = settings.scenarios;
+  const many = all.filter((s) => s.subjects === MANY);
+  return framework in NEWER_FRAMEWORKS && many.length > 0 ? many : all;
+}
+
 /** The runs of one round: per framework its bare app, then each limited app's scenarios, each followed by the bare app. */
 function runsOf(servers) {
   const runs = [];
@@ -210,7 +232,7 @@ function runsOf(servers) {
     const bare = servers.find((s) => s.framework === framework && s.kind === 'bare');
     runs.push({ server: bare, scenario: settings.scenarios[0] });
     for (const server of servers.filter((s) => s.framework === framework && s.kind !== 'bare')) {
-      for (const scenario of settings.scenarios) {
+      for (const scenario of scenariosOf(framework)) {
         // The control has no denied path: its allowed runs are the method's own error.
         if (server.kind === 'control' && scenario.path === 'denied') continue;
         runs.push({ server, scenario }, { server: bare, scenario });
@@ -367,7 +389,7 @@ if (process.env.SLUICE_INPROCESS_CHILD !== undefined) {
       'sluice-memory/denied',
     ];
     const inProcessRows = [];
-    for (const framework of Object.keys(settings.kinds)) {
+    for (const framework of IN_PROCESS) {
       const { requests, ...rest } = settings.inProcess;
       for (const r of inProcess({ framework, variants, requests: requests[framework], ...rest })) {
         inProcessRows.push({ framework, ...r, usPerRequest: summarize(r.runs) });
