@@ -48,6 +48,16 @@ export interface AppSettings {
   maxHeaderSize?: number;
   /** A second limiter, after the first, on every route: two limiters deciding one request. */
   second?: SharedOptions;
+  /**
+   * A timeout before the limiter: a request with `x-slow` is answered 503 `timeout` after this many
+   * ms, the framework's usual way, while the limiter may still be deciding it.
+   */
+  timeoutMs?: number;
+}
+
+/** Whether a request's headers ask for the timeout of `AppSettings.timeoutMs`. */
+export function slow(headers: Record<string, string | string[] | undefined>): boolean {
+  return headers['x-slow'] !== undefined;
 }
 
 export interface Framework {

@@ -1,21 +1,25 @@
 import { createHash, createHmac } from 'node:crypto';
 import { ErrorCodes, MemoryStore, SluiceConfigError, type Store } from '@sluice/core';
 import { rateLimiter } from '@sluice/express';
-import request from 'supertest';
-import { expressVersions } from '../../packages/express/test/support.js';
+import { eachFramework } from '../adapters/frameworks.js';
+import { get, serving } from '../adapters/support.js';
 import { recording } from '../fixtures/stores.js';
 
 // API keys and tokens were hashed with plain SHA-256, so whoever could read Redis could test guessed
-// keys against its key names. `credentialSecret` (API.md r2) makes it HMAC-SHA-256. Failed on 13f5928.
-describe('credentialSecret', () => {
+// keys against its key names. `credentialSecret` (API.md r2) makes it HMAC-SHA-256. Failed on 13f5928
+// (on Express then; on every framework of the shared suite now).
+describe.each(eachFramework)('%s: credentialSecret', (_name, framework) => {
+  const start = serving(framework);
   async function subjectOf(options: object): Promise<string> {
     const store = recording(new MemoryStore());
-    const app = expressVersions[0]![1]();
-    app.use(rateLimiter({ limit: 5, window: '1m', subject: 'api-key', store: store as Store, ...options }));
-    app.get('/', (_req, res) => {
-      res.send('ok');
+    const app = await start({
+      limit: 5,
+      window: '1m',
+      subject: 'api-key',
+      store: store as Store,
+      ...options,
     });
-    await request(app).get('/').set('x-api-key', 'sk_live_guessable');
+    await get(app, '/ok', { 'x-api-key': 'sk_live_guessable' });
     return [...store.subjects][0]!;
   }
 
@@ -28,7 +32,9 @@ describe('credentialSecret', () => {
     expect(await subjectOf({ credentialSecret: Buffer.from('pepper') })).toBe(keyed);
     expect(await subjectOf({})).toContain(plain);
   });
+});
 
+describe('credentialSecret, checked at construction', () => {
   it('refuses an empty secret, without showing it', () => {
     for (const credentialSecret of ['', Buffer.alloc(0), 42]) {
       const make = () => rateLimiter({ limit: 1, window: '1m', credentialSecret } as never);

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { Decision } from '@sluice/core';
 import { rateLimiter } from '@sluice/express';
 import type { Express, NextFunction, Request, Response } from 'express';
-import { control, type Framework, listening, view } from '../../../test/adapters/framework.js';
+import { control, type Framework, listening, slow, view } from '../../../test/adapters/framework.js';
 import { expressVersions } from './support.js';
 
 function onExpress(name: string, make: () => Express): Framework {
@@ -15,6 +15,13 @@ function onExpress(name: string, make: () => Express): Framework {
       const app = make();
       const c = control();
       if (settings.trustProxy) app.set('trust proxy', true);
+      const { timeoutMs } = settings;
+      if (timeoutMs !== undefined)
+        app.use((req, res, next) => {
+          if (slow(req.headers))
+            setTimeout(() => res.headersSent || res.status(503).send('timeout'), timeoutMs);
+          next();
+        });
       app.use(rateLimiter(options));
       if (settings.second !== undefined) app.use(rateLimiter(settings.second));
       app.get('/', (req, res) => {

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Decision } from '@sluice/core';
 import sluice from '@sluice/fastify';
-import { control, type Framework, view } from '../../../test/adapters/framework.js';
+import { control, type Framework, slow, view } from '../../../test/adapters/framework.js';
 import { frameworks, type MakeApp as MakeFastify } from './frameworks.js';
 
 function onFastify(name: string, make: MakeFastify): Framework {
@@ -20,6 +20,13 @@ function onFastify(name: string, make: MakeFastify): Framework {
       });
       const c = control();
       app.setErrorHandler((error: Error, _request, reply) => reply.code(500).send({ error: error.message }));
+      const { timeoutMs } = settings;
+      if (timeoutMs !== undefined)
+        app.addHook('onRequest', (request, reply, done) => {
+          if (slow(request.headers))
+            setTimeout(() => reply.sent || reply.code(503).send('timeout'), timeoutMs);
+          done();
+        });
       await app.register(sluice, options);
       // A second registration: another global limit, after the first.
       if (settings.second !== undefined) await app.register(sluice, settings.second);

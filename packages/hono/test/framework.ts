@@ -5,7 +5,7 @@ import type { Decision } from '@sluice/core';
 import { rateLimiter } from '@sluice/hono';
 import { Hono, type Context as HonoContext } from 'hono';
 import { serve as serve1 } from 'hono-node-server1';
-import { control, type Framework, listening, view } from '../../../test/adapters/framework.js';
+import { control, type Framework, listening, slow, view } from '../../../test/adapters/framework.js';
 
 /** The first X-Forwarded-For entry: what Express's `trust proxy` true and Koa's `app.proxy` take. */
 function firstForwarded(c: HonoContext): string | undefined {
@@ -25,6 +25,15 @@ function onHono(name: string, serve: typeof serve2): Framework {
       const getIp = (ctx: HonoContext) =>
         firstForwarded(ctx) ??
         (ctx.env as { incoming: { socket: { remoteAddress?: string } } }).incoming.socket.remoteAddress;
+      const { timeoutMs } = settings;
+      if (timeoutMs !== undefined)
+        app.use((ctx, next) => {
+          if (!slow({ 'x-slow': ctx.req.header('x-slow') })) return next();
+          const timedOut = new Promise<globalThis.Response>((resolve) =>
+            setTimeout(() => resolve(ctx.text('timeout', 503)), timeoutMs),
+          );
+          return Promise.race([next().then(() => ctx.res), timedOut]);
+        });
       app.use(rateLimiter(settings.trustProxy ? { ...options, getIp } : options));
       if (settings.second !== undefined) app.use(rateLimiter(settings.second));
       app.get('/', (ctx) => {

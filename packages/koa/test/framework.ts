@@ -5,7 +5,7 @@ import { rateLimiter } from '@sluice/koa';
 import type Koa from 'koa';
 import Koa3 from 'koa';
 import Koa2 from 'koa2';
-import { control, type Framework, listening, view } from '../../../test/adapters/framework.js';
+import { control, type Framework, listening, slow, view } from '../../../test/adapters/framework.js';
 
 function onKoa(name: string, Make: typeof Koa3): Framework {
   return {
@@ -26,6 +26,23 @@ function onKoa(name: string, Make: typeof Koa3): Framework {
           ctx.body = { error: (error as Error).message };
         }
       });
+      const { timeoutMs } = settings;
+      if (timeoutMs !== undefined)
+        app.use(async (ctx, next) => {
+          if (!slow(ctx.headers)) return next();
+          let timedOut = false;
+          const timer = new Promise<void>((resolve) =>
+            setTimeout(() => {
+              timedOut = true;
+              resolve();
+            }, timeoutMs),
+          );
+          await Promise.race([next(), timer]);
+          if (timedOut) {
+            ctx.status = 503;
+            ctx.body = 'timeout';
+          }
+        });
       app.use(rateLimiter(options));
       if (settings.second !== undefined) app.use(rateLimiter(settings.second));
       app.use(async (ctx) => {

@@ -4,7 +4,7 @@
  * platform. Built from the Nest packages given, so one driver serves Nest 11 (./nest11.ts) and Nest 10
  * (./nest10.ts, its own install). Decorators are applied by hand: they must be that Nest's own.
  */
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type * as Common from '@nestjs/common';
 import type * as Core from '@nestjs/core';
@@ -12,7 +12,7 @@ import type * as PlatformExpress from '@nestjs/platform-express';
 import type * as PlatformFastify from '@nestjs/platform-fastify';
 import type { Decision } from '@sluice/core';
 import { SluiceGuard, SluiceModule } from '@sluice/nestjs';
-import { control, type Framework, view } from '../../../test/adapters/framework.js';
+import { control, type Framework, slow, view } from '../../../test/adapters/framework.js';
 import { RouteLimits } from '../src/limits.js';
 
 export interface Nest {
@@ -142,6 +142,14 @@ function onNest(nest: Nest, platform: 'express' | 'fastify'): Framework {
                 createServer({ maxHeaderSize }, handler),
             } as never);
       const app = await nest.core.NestFactory.create(AppModule, adapter as never, { logger: false });
+      const { timeoutMs } = settings;
+      // Middleware runs before guards, on Node's own objects on either platform.
+      if (timeoutMs !== undefined)
+        app.use((req: Req, res: ServerResponse, next: () => void) => {
+          if (slow(req.headers))
+            setTimeout(() => res.headersSent || res.writeHead(503).end('timeout'), timeoutMs);
+          next();
+        });
       if (platform === 'express' && settings.trustProxy)
         app.getHttpAdapter().getInstance().set('trust proxy', true);
       // A second limiter after the module's: a guard of its own, as a second SluiceModule would give.
