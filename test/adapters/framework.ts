@@ -53,6 +53,11 @@ export interface AppSettings {
    * ms, the framework's usual way, while the limiter may still be deciding it.
    */
   timeoutMs?: number;
+  /**
+   * `POST /login?pw=right` resets the request's subject with the limiter's own `reset(req)` and answers
+   * 200 `{ subject }` (its `subjectOf(req)`): on frameworks whose driver says `resets`.
+   */
+  resetOnLogin?: boolean;
 }
 
 /** Whether a request's headers ask for the timeout of `AppSettings.timeoutMs`. */
@@ -62,6 +67,8 @@ export function slow(headers: Record<string, string | string[] | undefined>): bo
 
 export interface Framework {
   readonly name: string;
+  /** Whether its adapter has `reset(req)` and `subjectOf(req)` (AppSettings.resetOnLogin). */
+  readonly resets: boolean;
   start(options: SharedOptions, settings?: AppSettings): Promise<Running>;
   /** A header of the request as the framework gives it to `subject`, `skip`, `cost` and the lists. */
   header(req: unknown, name: string): string | undefined;

@@ -5,6 +5,8 @@ import fc from 'fast-check';
 import request from 'supertest';
 import { errorsAsJson, expressVersions } from '../../packages/express/test/support.js';
 import { frameworks } from '../../packages/fastify/test/frameworks.js';
+import { frameworks as shared } from '../adapters/frameworks.js';
+import { get, serving } from '../adapters/support.js';
 import { anyLimiterOptions, junk, validLimiterOptions } from './arbitraries.js';
 
 /**
@@ -36,6 +38,9 @@ const source = fc.oneof(
   fn(fc.oneof(fc.string({ minLength: 1 }), fc.constant(undefined), fc.constant(null))),
 );
 
+/** The drawn `handler`: Node's response ended (Express, Fastify); the shared suite's own elsewhere. */
+const ANSWERING = (_req: unknown, res: { end(): void }) => res.end();
+
 /** HTTP options the contract accepts, each key present or not. */
 const validHttp = fc.record(
   {
@@ -65,7 +70,7 @@ const validHttp = fc.record(
     legacyHeaders: fc.boolean(),
     statusCode: fc.integer({ min: 400, max: 599 }),
     // A handler must answer; one that does is all a fuzz can fairly give.
-    handler: fc.constant((_req: unknown, res: { end(): void }) => res.end()),
+    handler: fc.constant(ANSWERING),
     shadow: fc.boolean(),
     onDecision: fn(fc.constant(undefined)),
     skipFailedRequests: fc.boolean(),
@@ -140,13 +145,13 @@ function expectContractStatus(options: unknown, status: number, body: string): v
 }
 
 /** Both outcomes must be common, or the generators are not doing their job. */
-function tally() {
+function tally(runs = RUNS) {
   const seen = { accepted: 0, refused: 0 };
   return {
     seen,
     check: () => {
-      expect(seen.accepted).toBeGreaterThan(RUNS / 8);
-      expect(seen.refused).toBeGreaterThan(RUNS / 10);
+      expect(seen.accepted).toBeGreaterThan(runs / 8);
+      expect(seen.refused).toBeGreaterThan(runs / 10);
     },
   };
 }
@@ -256,4 +261,41 @@ describe.each(frameworks)('fuzzed plugin options on %s', (_label, makeApp) => {
     );
     check();
   });
+});
+
+/**
+ * The other frameworks, through the shared adapter suite's drivers (test/adapters): one setup per
+ * framework not above (a real server per accepted option set makes each run slower, so fewer runs).
+ */
+const OTHERS = shared.filter((f) => /^(Hono 4 \(node-server 2\)|Koa 3|Nest 11)/.test(f.name));
+const OTHER_RUNS = Math.max(40, Math.round(RUNS / 3));
+
+describe.each(OTHERS.map((f) => [f.name, f] as const))('fuzzed options on %s', (_label, framework) => {
+  const start = serving(framework);
+  it('either answer requests or throw SluiceConfigError at once', async () => {
+    const { seen, check } = tally(OTHER_RUNS);
+    await fc.assert(
+      fc.asyncProperty(anyOptions, headersOf, async (drawn, headers) => {
+        const options =
+          typeof drawn === 'object' &&
+          drawn !== null &&
+          (drawn as { handler?: unknown }).handler === ANSWERING
+            ? { ...drawn, handler: framework.answer(() => ({})) }
+            : drawn;
+        let app: Awaited<ReturnType<typeof start>>;
+        try {
+          app = await start(options as never);
+        } catch (error) {
+          expectConfigError(error);
+          seen.refused++;
+          return;
+        }
+        seen.accepted++;
+        const res = await get(app, '/ok', headers).timeout(REQUEST_TIMEOUT_MS);
+        expectContractStatus(options, res.status, res.text);
+      }),
+      { numRuns: OTHER_RUNS },
+    );
+    check();
+  }, 120_000);
 });

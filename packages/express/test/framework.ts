@@ -9,6 +9,7 @@ import { expressVersions } from './support.js';
 function onExpress(name: string, make: () => Express): Framework {
   return {
     name,
+    resets: true,
     header: (req, h) => (req as Request).get(h),
     answer: (body) => (req: Request, res: Response, d: Decision) => res.json(body(d, req.rateLimit)),
     async start(options, settings = {}) {
@@ -22,7 +23,8 @@ function onExpress(name: string, make: () => Express): Framework {
             setTimeout(() => res.headersSent || res.status(503).send('timeout'), timeoutMs);
           next();
         });
-      app.use(rateLimiter(options));
+      const limiter = rateLimiter(options);
+      app.use(limiter);
       if (settings.second !== undefined) app.use(rateLimiter(settings.second));
       app.get('/', (req, res) => {
         c.reached.push(Date.now());
@@ -30,7 +32,12 @@ function onExpress(name: string, make: () => Express): Framework {
       });
       for (const path of ['ok', 'fast']) app.get(`/${path}`, (_req, res) => void res.send(path));
       app.get('/fail', (_req, res) => void res.status(500).send('no'));
-      app.post('/login', (req, res) => void res.status(req.query.pw === 'right' ? 200 : 401).send(''));
+      app.post('/login', async (req, res) => {
+        if (req.query.pw !== 'right') return void res.status(401).send('');
+        if (!settings.resetOnLogin) return void res.send('');
+        await limiter.reset(req);
+        res.json({ subject: await limiter.subjectOf(req) });
+      });
       app.get('/slow', (_req, res) => void c.gate.then(() => res.send('slow')));
       app.get('/hang', (_req, res) => void c.held.push((status) => res.status(status).send('late')));
       app.get('/work', (_req, res) => void c.work().then(() => res.status(500).send('failed')));

@@ -9,6 +9,7 @@ import { frameworks, type MakeApp as MakeFastify } from './frameworks.js';
 function onFastify(name: string, make: MakeFastify): Framework {
   return {
     name,
+    resets: true,
     header: (req, h) => [(req as { headers: Record<string, unknown> }).headers[h]].flat()[0] as string,
     answer: (body) => (request: { rateLimit?: Decision }, reply: { send(b: unknown): void }, d: Decision) =>
       reply.send(body(d, request.rateLimit)),
@@ -36,9 +37,14 @@ function onFastify(name: string, make: MakeFastify): Framework {
       });
       for (const path of ['ok', 'fast']) app.get(`/${path}`, async () => path);
       app.get('/fail', async (_request, reply) => reply.code(500).send('no'));
-      app.post('/login', async (request, reply) =>
-        reply.code((request.query as { pw?: string }).pw === 'right' ? 200 : 401).send(''),
-      );
+      // The global limit's hook, for its reset(request) and subjectOf(request).
+      const limiter = settings.resetOnLogin ? app.rateLimit() : undefined;
+      app.post('/login', async (request, reply) => {
+        if ((request.query as { pw?: string }).pw !== 'right') return reply.code(401).send('');
+        if (limiter === undefined) return reply.send('');
+        await limiter.reset(request);
+        return { subject: await limiter.subjectOf(request) };
+      });
       app.get('/slow', async () => c.gate.then(() => 'slow'));
       app.get('/hang', (_request, reply) => {
         c.held.push((status) => reply.code(status).send('late'));

@@ -15,6 +15,7 @@ function firstForwarded(c: HonoContext): string | undefined {
 function onHono(name: string, serve: typeof serve2): Framework {
   return {
     name,
+    resets: true,
     header: (c, h) => (c as HonoContext).req.header(h),
     answer: (body) => (c: HonoContext, _: unknown, d: Decision) => c.json(body(d, c.get('rateLimit'))),
     async start(options, settings = {}) {
@@ -34,7 +35,8 @@ function onHono(name: string, serve: typeof serve2): Framework {
           );
           return Promise.race([next().then(() => ctx.res), timedOut]);
         });
-      app.use(rateLimiter(settings.trustProxy ? { ...options, getIp } : options));
+      const limiter = rateLimiter(settings.trustProxy ? { ...options, getIp } : options);
+      app.use(limiter);
       if (settings.second !== undefined) app.use(rateLimiter(settings.second));
       app.get('/', (ctx) => {
         c.reached.push(Date.now());
@@ -42,7 +44,12 @@ function onHono(name: string, serve: typeof serve2): Framework {
       });
       for (const path of ['ok', 'fast']) app.get(`/${path}`, (ctx) => ctx.text(path));
       app.get('/fail', (ctx) => ctx.text('no', 500));
-      app.post('/login', (ctx) => ctx.body('', ctx.req.query('pw') === 'right' ? 200 : 401));
+      app.post('/login', async (ctx) => {
+        if (ctx.req.query('pw') !== 'right') return ctx.body('', 401);
+        if (!settings.resetOnLogin) return ctx.body('', 200);
+        await limiter.reset(ctx);
+        return ctx.json({ subject: await limiter.subjectOf(ctx) });
+      });
       app.get('/slow', (ctx) => c.gate.then(() => ctx.text('slow')));
       app.get(
         '/hang',

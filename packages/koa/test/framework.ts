@@ -10,6 +10,7 @@ import { control, type Framework, listening, slow, view } from '../../../test/ad
 function onKoa(name: string, Make: typeof Koa3): Framework {
   return {
     name,
+    resets: true,
     header: (ctx, h) => (ctx as Koa.Context).get(h) || undefined,
     answer: (body) => (ctx: Koa.Context, _: unknown, d: Decision) => {
       ctx.body = body(d, ctx.state.rateLimit);
@@ -43,7 +44,8 @@ function onKoa(name: string, Make: typeof Koa3): Framework {
             ctx.body = 'timeout';
           }
         });
-      app.use(rateLimiter(options));
+      const limiter = rateLimiter(options);
+      app.use(limiter);
       if (settings.second !== undefined) app.use(rateLimiter(settings.second));
       app.use(async (ctx) => {
         const route = `${ctx.method} ${ctx.path}`;
@@ -57,6 +59,10 @@ function onKoa(name: string, Make: typeof Koa3): Framework {
         } else if (route === 'POST /login') {
           ctx.status = ctx.query.pw === 'right' ? 200 : 401;
           ctx.body = '';
+          if (ctx.status === 200 && settings.resetOnLogin) {
+            await limiter.reset(ctx);
+            ctx.body = { subject: await limiter.subjectOf(ctx) };
+          }
         } else if (route === 'GET /slow') {
           await c.gate;
           ctx.body = 'slow';

@@ -51,6 +51,8 @@ function onNest(nest: Nest, platform: 'express' | 'fastify'): Framework {
   } = nest.common;
   return {
     name: `Nest ${nest.major} (${platform === 'express' ? 'Express' : 'Fastify'})`,
+    // @sluice/nestjs has no reset(req): a guard is not a value the app holds.
+    resets: false,
     header: (req, h) => [(req as Req).headers[h]].flat()[0],
     answer: (body) => (req: Req, res: Res, d: Decision) => sendJson(res, body(d, req.rateLimit)),
     async start(options, settings = {}) {
