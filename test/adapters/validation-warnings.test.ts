@@ -3,6 +3,8 @@ import sluice from '@sluice/fastify';
 import request from 'supertest';
 import { expressVersions } from '../../packages/express/test/support.js';
 import { frameworks } from '../../packages/fastify/test/frameworks.js';
+import { eachFramework } from './frameworks.js';
+import { serving, statuses } from './support.js';
 
 /**
  * The validation warnings (API.md r2, `validate`): each fires on the mistake it names, once, and stays
@@ -200,5 +202,27 @@ describe('Fastify', () => {
     await app.inject({ url: '/twice' });
     expect(codes).toEqual(['ERR_SLUICE_DOUBLE_COUNT']);
     await app.close();
+  });
+});
+
+// Every framework of the shared suite: the proxy warnings read the app's own setting, on NestJS too
+// (Nest on Fastify told nothing of `trustProxy: true` before checkTrustProxy moved into the core).
+describe.each(eachFramework)('%s: the proxy warnings', (name, framework) => {
+  const start = serving(framework);
+  const warnsOfTrust = !name.startsWith('Hono'); // Hono has no setting: the app's own getIp reads the header
+
+  it(`${warnsOfTrust ? 'ERR_SLUICE_TRUST_PROXY_ALL, once' : 'silent'}: every proxy trusted`, async () => {
+    const app = await start(limit, { trustProxy: true });
+    await statuses(app, 3, '/ok', fromProxy);
+    expect(codes).toEqual(warnsOfTrust ? ['ERR_SLUICE_TRUST_PROXY_ALL'] : []);
+  });
+
+  it('ERR_SLUICE_FORWARDED_IGNORED: a proxied request while no proxy is trusted; silent when direct', async () => {
+    const direct = await start(limit);
+    await statuses(direct, 2, '/ok');
+    expect(codes).toEqual([]);
+    const app = await start(limit);
+    await statuses(app, 3, '/ok', fromProxy);
+    expect(codes).toEqual(['ERR_SLUICE_FORWARDED_IGNORED']);
   });
 });

@@ -25,6 +25,7 @@ export type { HeaderMode } from './http/headers.js';
 export { mergeHttpOptions } from './http/merge.js';
 export { setDecision } from './http/request-decision.js';
 export type { ProblemBody } from './http/responses.js';
+export { checkTrustProxy } from './http/trust-proxy.js';
 export type { HttpOptions, RequestReader, SubjectSource } from './http/types.js';
 export type { WarningCode } from './http/validate.js';
 export { WarningCodes } from './http/validate.js';

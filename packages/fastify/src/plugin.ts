@@ -1,6 +1,7 @@
 import {
   abandonIfLate,
   callHandler,
+  checkTrustProxy,
   createHttpHandler,
   frameworkReader,
   type HttpHandler,
@@ -68,24 +69,6 @@ function hookOf(http: Http): Hook {
       }
     }, done);
   };
-}
-
-/** Fastify's own options (a symbol-keyed field: `initialConfig` leaves `trustProxy` out). */
-function trustProxyOf(fastify: FastifyInstance): unknown {
-  const key = Object.getOwnPropertySymbols(fastify).find((k) => k.description === 'fastify.options');
-  return key === undefined
-    ? undefined
-    : (fastify as unknown as Record<symbol, { trustProxy?: unknown }>)[key]?.trustProxy;
-}
-
-/** Warns at registration of a trustProxy that trusts every client, or one Fastify does not apply. */
-function checkTrustProxy(fastify: FastifyInstance, http: Http): void {
-  const trustProxy = trustProxyOf(fastify);
-  if (trustProxy === true) http.warn('ERR_SLUICE_TRUST_PROXY_ALL');
-  // Fastify 5 applies no hop count to X-Forwarded-For: request.ip stays the proxy's.
-  else if (typeof trustProxy === 'number' && Number.parseInt(fastify.version, 10) >= 5) {
-    http.warn('ERR_SLUICE_TRUST_PROXY_IGNORED', `trustProxy: ${trustProxy} (a hop count)`);
-  }
 }
 
 /** A line of `printRoutes({ commonPrefix: false })`: `├── /path (GET, HEAD)`. */

@@ -96,6 +96,41 @@ describe('options', () => {
   });
 });
 
+// Off @hono/node-server with no getIp, every client was limited as one (ip:unknown) and nothing said
+// so (hostile review of #22). Failed on 9c907bd: no warning.
+describe('off Node’s http with no getIp', () => {
+  let codes: string[];
+  let spy: jest.SpyInstance;
+  beforeEach(() => {
+    codes = [];
+    spy = jest.spyOn(process, 'emitWarning').mockImplementation(((_: string, o?: { code?: string }) => {
+      if (o?.code?.startsWith('ERR_SLUICE_') && o.code !== 'ERR_SLUICE_CREATED_PER_REQUEST')
+        codes.push(o.code);
+    }) as never);
+  });
+  afterEach(() => spy.mockRestore());
+
+  test('ERR_SLUICE_NO_CLIENT_ADDRESS once requests are limited as ip:unknown; silent with getIp or a subject', async () => {
+    const make = (options: Partial<RateLimiterOptions>) => {
+      const app = new Hono();
+      app.use(rateLimiter({ limit: 100, window: '1m', ...options }));
+      app.get('/', (c) => c.text('ok'));
+      return app;
+    };
+    const bare = make({});
+    for (let i = 0; i < 2; i++) await bare.request('/');
+    expect(codes).toEqual([]); // one or two: a closed socket does that
+    await bare.request('/');
+    await bare.request('/');
+    expect(codes).toEqual(['ERR_SLUICE_NO_CLIENT_ADDRESS']);
+    codes = [];
+    for (const quiet of [make({ getIp: fromHeader }), make({ subject: () => 'tenant-1' })]) {
+      for (let i = 0; i < 5; i++) await quiet.request('/', { headers: { 'x-client': '203.0.113.5' } });
+    }
+    expect(codes).toEqual([]);
+  });
+});
+
 describe('on @hono/node-server', () => {
   let codes: string[];
   let spy: jest.SpyInstance;

@@ -20,6 +20,8 @@ export interface FrameworkRequest {
   readonly rateLimit?: Decision;
   /** Express's app, whose settings say which proxies it trusts. */
   readonly app?: { get(setting: string): unknown };
+  /** Fastify's instance (its options say which proxies it trusts). */
+  readonly server?: unknown;
 }
 
 function first(value: unknown): string | undefined {
@@ -38,7 +40,7 @@ export const frameworkReader: RequestReader<FrameworkRequest> = {
   query: (req, name) => first((req.query as Record<string, unknown> | undefined)?.[name]),
   peer: (req) => req.socket?.remoteAddress,
   previous: (req) => req.rateLimit,
-  trustsAnyProxy: (req) => typeof req.app?.get === 'function' && req.app.get('trust proxy') === true,
+  app: (req) => req.app ?? req.server,
 };
 
 /**

@@ -73,6 +73,7 @@ import { type HttpConfig, parseHttpOptions } from './options.js';
 import { bannedBody, deniedBody, limitedBody, ProblemBodies, storeErrorBody } from './responses.js';
 import { countHandler, mayStack, stack } from './stacking.js';
 import { type Identity, isThenable, SubjectResolver } from './subject.js';
+import { checkTrustProxy } from './trust-proxy.js';
 import type { HttpOptions, RequestReader } from './types.js';
 import { limiterMade, servingStarted, type WarningCode, WarningCodes, Warnings } from './validate.js';
 
@@ -114,6 +115,8 @@ export interface HttpHandler<Req, Res = unknown> {
 
 /** Requests each handler looks at for the validation warnings that only a request shows. */
 const WATCHED_REQUESTS = 1000;
+/** Requests limited as `ip:unknown` before ERR_SLUICE_NO_CLIENT_ADDRESS (one is a closed socket). */
+const ADDRESSLESS_REQUESTS = 3;
 
 /** Parses `options` once (throwing SluiceConfigError for anything wrong) and returns the handler. */
 export function createHttpHandler<Req, Res = unknown>(
@@ -278,6 +281,8 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   private watching: boolean;
   private watched = 0;
   private forwardedSeen = false;
+  /** Requests limited by address that had none, among the watched ones. */
+  private addressless = 0;
   private readonly recent = new WeakSet<object>();
   /** The default subject and no lists: the address is the subject, with no Identity to build or screen. */
   private readonly byAddress: boolean;
@@ -287,7 +292,10 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     private readonly reader: RequestReader<Req>,
   ) {
     this.limiter = config.limiter;
-    this.resolver = new SubjectResolver(config.subject, reader);
+    this.resolver = new SubjectResolver(config.subject, reader, () => {
+      if (this.watching && ++this.addressless === ADDRESSLESS_REQUESTS)
+        this.warnings.warn(WarningCodes.NO_CLIENT_ADDRESS);
+    });
     this.writeHeaders = headerWriter(config.headers, config.legacyHeaders, config.limiter.policies);
     this.clock = config.legacyHeaders ? decisionClock(config.store) : undefined;
     this.ban = config.ban === undefined ? undefined : new Ban(config.ban, config.limiter, config.store);
@@ -318,9 +326,10 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     await this.limiter.reset(await this.subjectOf(req));
   }
 
-  /** The validation warnings only a request can show: a proxy ignored or trusted blindly, a double count. */
+  /** The validation warnings only a request can show: a proxy ignored or trusted blindly, a double count, no address. */
   private watch(req: Req): void {
     servingStarted();
+    if (this.watched === 0) checkTrustProxy(this.reader.app?.(req), this);
     if (++this.watched >= WATCHED_REQUESTS) this.watching = false;
     if (typeof req === 'object' && req !== null) {
       if (this.recent.has(req)) this.warnings.warn(WarningCodes.DOUBLE_COUNT);

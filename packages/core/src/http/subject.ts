@@ -62,12 +62,17 @@ export class SubjectResolver<Req> {
   constructor(
     private readonly config: SubjectConfig<Req>,
     private readonly reader: RequestReader<Req>,
+    /** Told of each request limited by address that has none (the validation warnings). */
+    private readonly addressless: () => void = () => {},
   ) {}
 
   /** The client address as a subject; `ip:unknown` when the framework has none (a closed socket). */
   ipSubject(req: Req): string {
     const ip = this.reader.ip(req);
-    if (!ip) return 'ip:unknown';
+    if (!ip) {
+      this.addressless();
+      return 'ip:unknown';
+    }
     if (ip === this.lastIp) return this.lastSubject;
     this.lastSubject = `ip:${clientAddress(ip, this.config.ipv6Subnet)}`;
     this.lastIp = ip;

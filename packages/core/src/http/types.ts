@@ -90,8 +90,13 @@ export interface RequestReader<Req> {
   peer?(req: Req): string | undefined;
   /** The decision an earlier limiter put on this request (`req.rateLimit`), for stacked limiters' headers. */
   previous?(req: Req): Decision | undefined;
-  /** Whether the framework trusts every proxy (Express `trust proxy` = true), for the validation warnings. */
+  /** Whether the framework trusts every proxy (Koa `app.proxy` with no hop count), for the validation warnings. */
   trustsAnyProxy?(req: Req): boolean;
+  /**
+   * The Express app or Fastify instance serving the request (`req.app`, `request.server`, under NestJS
+   * too): its trust-proxy setting is checked once, on the first request (checkTrustProxy).
+   */
+  app?(req: Req): unknown;
   /** The client IP as the framework resolved it (Express `req.ip`, Fastify `request.ip`). */
   ip(req: Req): string | undefined;
   /** A header's value, name in lower case; the first value when repeated. */

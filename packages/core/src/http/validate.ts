@@ -14,6 +14,7 @@ export const WarningCodes = {
   DOUBLE_COUNT: 'ERR_SLUICE_DOUBLE_COUNT',
   CREATED_PER_REQUEST: 'ERR_SLUICE_CREATED_PER_REQUEST',
   UNLIMITED_ROUTES: 'ERR_SLUICE_UNLIMITED_ROUTES',
+  NO_CLIENT_ADDRESS: 'ERR_SLUICE_NO_CLIENT_ADDRESS',
 } as const;
 
 export type WarningCode = (typeof WarningCodes)[keyof typeof WarningCodes];
@@ -33,6 +34,8 @@ const MESSAGES: Record<WarningCode, (limiter: string, detail: string) => string>
     `Limiter "${l}" ran twice on one request, so each request is charged twice. Fix: apply it once (app-wide or on the route, not both).`,
   ERR_SLUICE_CREATED_PER_REQUEST: () =>
     `Rate limiters are being created while requests are served (such as inside a handler): each starts empty and never limits anything. Fix: create them once, at start-up.`,
+  ERR_SLUICE_NO_CLIENT_ADDRESS: (l) =>
+    `Limiter "${l}" was given no client address for its first requests: they all count as one client, ip:unknown. Fix: off @hono/node-server (Bun, Deno, Workers), pass getIp; elsewhere, make the framework give the address (req.ip).`,
   ERR_SLUICE_UNLIMITED_ROUTES: (l, detail) =>
     `Limiter "${l}" never saw ${detail}, declared before the plugin or outside its scope: they are not limited. Fix: register the plugin first, in the scope of the routes.`,
 };
