@@ -3,6 +3,7 @@ import sluice from '@sluice/fastify';
 import request from 'supertest';
 import { expressVersions } from '../../packages/express/test/support.js';
 import { frameworks } from '../../packages/fastify/test/frameworks.js';
+import { recordWarnings } from '../support/warnings.js';
 import { eachFramework } from './frameworks.js';
 import { serving, statuses } from './support.js';
 
@@ -11,17 +12,7 @@ import { serving, statuses } from './support.js';
  * silent on a correct setup of each kind (behind one proxy, behind a list of proxies, direct).
  */
 
-let codes: string[] = [];
-let spy: jest.SpyInstance;
-beforeEach(() => {
-  codes = [];
-  spy = jest.spyOn(process, 'emitWarning').mockImplementation(((_: string, o?: { code?: string }) => {
-    // Made afresh per test, limiters of one name would be taken for limiters made per request
-    // (created-per-request.test.ts checks that one).
-    if (o?.code?.startsWith('ERR_SLUICE_') && o.code !== 'ERR_SLUICE_CREATED_PER_REQUEST') codes.push(o.code);
-  }) as never);
-});
-afterEach(() => spy.mockRestore());
+const { codes, messages } = recordWarnings();
 
 const limit: RateLimiterOptions = { limit: 100, window: '1m' };
 const fromProxy = { 'x-forwarded-for': '203.0.113.9' };
@@ -72,7 +63,7 @@ describe('Express', () => {
   it('ERR_SLUICE_UNVERIFIED_CREDENTIAL at construction; silent with verify', () => {
     rateLimiter({ ...limit, subject: ['api-key', 'ip'] });
     expect(codes).toEqual(['ERR_SLUICE_UNVERIFIED_CREDENTIAL']);
-    codes = [];
+    codes.length = 0;
     rateLimiter({ ...limit, subject: 'token', verify: (t) => t });
     expect(codes).toEqual([]);
   });
@@ -126,7 +117,7 @@ describe('Fastify', () => {
   it('ERR_SLUICE_TRUST_PROXY_IGNORED: a hop count on Fastify 5, which does not apply it; silent on Fastify 4', async () => {
     await fastify(1, limit, fromProxy);
     expect(codes).toContain('ERR_SLUICE_TRUST_PROXY_IGNORED');
-    codes = [];
+    codes.length = 0;
     await fastify(1, limit, fromProxy, frameworks[1]![1]);
     expect(codes).toEqual([]);
   });
@@ -147,7 +138,7 @@ describe('Fastify', () => {
       async () => 'ok',
     );
     expect(codes).toEqual(['ERR_SLUICE_UNVERIFIED_CREDENTIAL']);
-    expect(String(spy.mock.calls.at(-1)![0])).toContain('Limiter "exports"');
+    expect(messages.at(-1)).toContain('Limiter "exports"');
     await app.close();
   });
 
@@ -176,9 +167,9 @@ describe('Fastify', () => {
       before.get('/late', async () => 'limited');
       await before.ready();
       expect(codes).toEqual(['ERR_SLUICE_UNLIMITED_ROUTES']);
-      expect(String(spy.mock.calls.at(-1)![0])).toContain('/early');
+      expect(messages.at(-1)).toContain('/early');
       await before.close();
-      codes = [];
+      codes.length = 0;
       const after = make();
       await after.register(sluice, { limit: 100, window: '1m' });
       after.get('/late', async () => 'limited');

@@ -3,6 +3,7 @@ import { ErrorCodes, MemoryStore, SluiceConfigError } from '@sluice/core';
 import { type RateLimiterOptions, rateLimiter } from '@sluice/hono';
 import { Hono } from 'hono';
 import { recording } from '../../../test/fixtures/stores.js';
+import { recordWarnings } from '../../../test/support/warnings.js';
 
 // Every HTTP option's behaviour is proven once for all frameworks in test/adapters (on
 // @hono/node-server); here, what only the Hono middleware has: c.get('rateLimit'), per-route limits,
@@ -99,16 +100,7 @@ describe('options', () => {
 // Off @hono/node-server with no getIp, every client was limited as one (ip:unknown) and nothing said
 // so (hostile review of #22). Failed on 9c907bd: no warning.
 describe('off Node’s http with no getIp', () => {
-  let codes: string[];
-  let spy: jest.SpyInstance;
-  beforeEach(() => {
-    codes = [];
-    spy = jest.spyOn(process, 'emitWarning').mockImplementation(((_: string, o?: { code?: string }) => {
-      if (o?.code?.startsWith('ERR_SLUICE_') && o.code !== 'ERR_SLUICE_CREATED_PER_REQUEST')
-        codes.push(o.code);
-    }) as never);
-  });
-  afterEach(() => spy.mockRestore());
+  const { codes } = recordWarnings();
 
   test('ERR_SLUICE_NO_CLIENT_ADDRESS once requests are limited as ip:unknown; silent with getIp or a subject', async () => {
     const make = (options: Partial<RateLimiterOptions>) => {
@@ -123,7 +115,7 @@ describe('off Node’s http with no getIp', () => {
     await bare.request('/');
     await bare.request('/');
     expect(codes).toEqual(['ERR_SLUICE_NO_CLIENT_ADDRESS']);
-    codes = [];
+    codes.length = 0;
     for (const quiet of [make({ getIp: fromHeader }), make({ subject: () => 'tenant-1' })]) {
       for (let i = 0; i < 5; i++) await quiet.request('/', { headers: { 'x-client': '203.0.113.5' } });
     }
@@ -132,18 +124,9 @@ describe('off Node’s http with no getIp', () => {
 });
 
 describe('on @hono/node-server', () => {
-  let codes: string[];
-  let spy: jest.SpyInstance;
+  const { codes } = recordWarnings();
   const servers: ServerType[] = [];
-  beforeEach(() => {
-    codes = [];
-    spy = jest.spyOn(process, 'emitWarning').mockImplementation(((_: string, o?: { code?: string }) => {
-      if (o?.code?.startsWith('ERR_SLUICE_') && o.code !== 'ERR_SLUICE_CREATED_PER_REQUEST')
-        codes.push(o.code);
-    }) as never);
-  });
   afterEach(() => {
-    spy.mockRestore();
     for (const server of servers.splice(0)) server.close();
   });
 

@@ -4,6 +4,7 @@ import { type RateLimiterOptions, rateLimiter } from '@sluice/koa';
 import Koa3 from 'koa';
 import Koa2 from 'koa2';
 import request from 'supertest';
+import { recordWarnings } from '../../../test/support/warnings.js';
 
 // Every HTTP option's behaviour is proven once for all frameworks in test/adapters; here, what only
 // the Koa middleware has: ctx.state.rateLimit, mounting, reset(ctx), and reading Koa's proxy settings.
@@ -65,16 +66,7 @@ describe.each([
   });
 
   describe('validation warnings', () => {
-    let codes: string[];
-    let spy: jest.SpyInstance;
-    beforeEach(() => {
-      codes = [];
-      spy = jest.spyOn(process, 'emitWarning').mockImplementation(((_: string, o?: { code?: string }) => {
-        if (o?.code?.startsWith('ERR_SLUICE_') && o.code !== 'ERR_SLUICE_CREATED_PER_REQUEST')
-          codes.push(o.code);
-      }) as never);
-    });
-    afterEach(() => spy.mockRestore());
+    const { codes } = recordWarnings();
 
     const proxied = async (configure?: (app: Koa3) => void) => {
       const server = appWith({ limit: 100, window: '1m' }, configure);

@@ -1,0 +1,20 @@
+/**
+ * The codes of the Sluice warnings emitted during each test of the enclosing describe, in order
+ * (process.emitWarning mocked). ERR_SLUICE_CREATED_PER_REQUEST is left out: limiters made afresh for
+ * each test share names and would read as limiters made per request (created-per-request.test.ts).
+ */
+export function recordWarnings(): { readonly codes: string[]; readonly messages: string[] } {
+  const seen = { codes: [] as string[], messages: [] as string[] };
+  let spy: jest.SpyInstance;
+  beforeEach(() => {
+    seen.codes.length = 0;
+    seen.messages.length = 0;
+    spy = jest.spyOn(process, 'emitWarning').mockImplementation(((message: string, o?: { code?: string }) => {
+      if (!o?.code?.startsWith('ERR_SLUICE_') || o.code === 'ERR_SLUICE_CREATED_PER_REQUEST') return;
+      seen.codes.push(o.code);
+      seen.messages.push(String(message));
+    }) as never);
+  });
+  afterEach(() => spy.mockRestore());
+  return seen;
+}
