@@ -23,6 +23,9 @@ const LABELS = {
   'rlf-redis': 'rate-limiter-flexible, Redis (few-line middleware)',
   'frl-memory': '@fastify/rate-limit, memory',
   'frl-redis': '@fastify/rate-limit, Redis',
+  'hrl-memory': 'hono-rate-limiter, memory',
+  'krl-memory': 'koa-ratelimit, memory',
+  'nt-memory': '@nestjs/throttler, memory',
   'sluice-default': 'Sluice, MemoryStore (maxKeys default: 1,000,000)',
   'sluice-100k': 'Sluice, MemoryStore maxKeys 100,000',
 };
@@ -181,7 +184,10 @@ ${heading(http, 'pnpm bench:http', what)}
 
 Each server is a hello-world app in its own process (\`bench/lib/apps.mjs\`): bare, or with one limiter on \`/allowed\` (limit
 never reached) and \`/denied\` (1 an hour: every measured request is answered 429). Trust proxy is on and the client
-address comes from X-Forwarded-For. Every limiter runs with its defaults otherwise (Sluice sends draft-10 RateLimit
+address comes from X-Forwarded-For (on Hono, which has no such setting, both limiters read the header). Hono (on
+@hono/node-server), Koa and NestJS (on Express) each run Sluice beside that framework's usual limiter: hono-rate-limiter,
+koa-ratelimit (memory driver) and @nestjs/throttler (its guard global, \`@Throttle\` per route), with 10,000 clients
+when a run has several client counts. Every limiter runs with its defaults otherwise (Sluice sends draft-10 RateLimit
 headers and problem+json 429 bodies; rate-limiter-flexible sits behind the few-line middleware of its README and sends no
 headers). The bare Fastify app registers one empty plugin: Fastify serves every request slower once any plugin is
 registered and a second costs nothing more (\`node bench/suites/http.mjs --inprocess fastify --variants no-plugin,bare\`), so
