@@ -217,3 +217,22 @@ describe.each(eachFramework)('%s: the proxy warnings', (name, framework) => {
     expect(codes).toEqual(['ERR_SLUICE_FORWARDED_IGNORED']);
   });
 });
+
+describe('an app whose trust-proxy setting cannot be read', () => {
+  it('answers its requests as usual, and warns of nothing', async () => {
+    const app = expressVersions[0]![1]();
+    app.use(rateLimiter({ limit: 1, window: '1m' }));
+    app.get('/', (_req, res) => {
+      res.send('ok');
+    });
+    // A broken setting reader, as a wrapper or a mock of the app might have.
+    const get = app.get.bind(app);
+    app.get = ((...args: unknown[]) => {
+      if (args.length === 1 && args[0] === 'trust proxy') throw new Error('unreadable');
+      return (get as (...a: unknown[]) => unknown)(...args);
+    }) as never;
+    expect((await request(app).get('/')).status).toBe(200);
+    expect((await request(app).get('/')).status).toBe(429);
+    expect(codes).toEqual([]);
+  });
+});

@@ -329,7 +329,12 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   /** The validation warnings only a request can show: a proxy ignored or trusted blindly, a double count, no address. */
   private watch(req: Req): void {
     servingStarted();
-    if (this.watched === 0) checkTrustProxy(this.reader.app?.(req), this);
+    if (this.watched === 0) {
+      // A warning never costs a request: an app whose setting cannot be read is left unchecked.
+      try {
+        checkTrustProxy(this.reader.app?.(req), this);
+      } catch {}
+    }
     if (++this.watched >= WATCHED_REQUESTS) this.watching = false;
     if (typeof req === 'object' && req !== null) {
       if (this.recent.has(req)) this.warnings.warn(WarningCodes.DOUBLE_COUNT);
