@@ -132,8 +132,10 @@ export function overFloorRows(http) {
     const [floorUs, sluiceUs] = [floor, sluice].map((runs) => summarize(runs).median);
     // The floor's own spread over runs is the method's error: past the target, no verdict is honest.
     const spread = Math.max(...floor) - Math.min(...floor);
-    const met = over.median <= limit;
-    const verdict = met ? 'met' : spread > limit ? 'cannot tell' : '**missed**';
+    // Either way: a median under the target is no more told than one over it.
+    const told = spread <= limit;
+    const met = told && over.median <= limit;
+    const verdict = !told ? 'cannot tell' : met ? 'met' : '**missed**';
     rows.push({ framework, subjects, path, over, floorUs, spread, sluiceUs, limit, met, verdict });
   }
   return rows;
