@@ -9,19 +9,12 @@ import {
 import Redis from 'ioredis';
 import { createClient as createClient4 } from 'redis4';
 import { createClient as createClient5 } from 'redis5';
-import {
-  describeRedis,
-  type RedisProcess,
-  sharedCluster,
-  sharedRedis,
-  startRedis,
-} from '../../../../test/support/redis.js';
+import { describeRedis, type RedisProcess, sharedRedis, startRedis } from '../../../../test/support/redis.js';
 import { algorithmNames } from '../../src/algorithms/index.js';
 import {
   CLIENT_NAMES,
   CLIENTS_AND_BACKENDS,
   closeClients,
-  clusterClient,
   connectClient,
   sharedTarget,
   standaloneClient,
