@@ -42,8 +42,11 @@ export interface Running {
 
 /** How the app is served. */
 export interface AppSettings {
-  /** Trust X-Forwarded-For the framework's own way (any proxy; its first entry is the client). */
-  trustProxy?: boolean;
+  /**
+   * Trust X-Forwarded-For the framework's own way: true, any proxy (its first entry is the client); a
+   * number, that many proxies in front (a hop count: with 1, its last entry is the client).
+   */
+  trustProxy?: boolean | number;
   /** Node's limit on request headers (default 16 kB). */
   maxHeaderSize?: number;
   /** A second limiter, after the first, on every route: two limiters deciding one request. */
@@ -55,7 +58,8 @@ export interface AppSettings {
   timeoutMs?: number;
   /**
    * `POST /login?pw=right` resets the request's subject with the limiter's own `reset(req)` and answers
-   * 200 `{ subject }` (its `subjectOf(req)`): on frameworks whose driver says `resets`.
+   * 200 `{ subject }` (its `subjectOf(req)`): the middleware's, Fastify's `app.rateLimit()` hook's,
+   * or the injected `SluiceGuard`'s on NestJS.
    */
   resetOnLogin?: boolean;
 }
@@ -67,8 +71,6 @@ export function slow(headers: Record<string, string | string[] | undefined>): bo
 
 export interface Framework {
   readonly name: string;
-  /** Whether its adapter has `reset(req)` and `subjectOf(req)` (AppSettings.resetOnLogin). */
-  readonly resets: boolean;
   start(options: SharedOptions, settings?: AppSettings): Promise<Running>;
   /** A header of the request as the framework gives it to `subject`, `skip`, `cost` and the lists. */
   header(req: unknown, name: string): string | undefined;

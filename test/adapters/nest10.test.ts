@@ -9,6 +9,7 @@ import { headerStrings } from './suites/headers.js';
 import { lifecycle } from './suites/lifecycle.js';
 import { optionsPerRequest } from './suites/options.js';
 import { subjects } from './suites/subjects.js';
+import { proxyWarnings } from './suites/warnings.js';
 
 jest.mock('@nestjs/common', () =>
   jest.requireActual('../../packages/nestjs/test/nest10/node_modules/@nestjs/common'),
@@ -20,6 +21,7 @@ describe.each(rows)('%s: header strings from the shared table', (_, framework) =
 describe.each(rows)('%s: holding, releasing, late decisions', (_, framework) => lifecycle(framework));
 describe.each(rows)('%s: options per request', (_, framework) => optionsPerRequest(framework));
 describe.each(rows)('%s: who is limited', (_, framework) => subjects(framework));
+describe.each(rows)('%s: the proxy warnings', (_, framework) => proxyWarnings(framework));
 
 test("@sluice/nestjs throws Nest 10's HttpException here, as Nest 10's exception layer knows", () => {
   const { RateLimitException } = jest.requireActual<typeof import('@sluice/nestjs')>('@sluice/nestjs');

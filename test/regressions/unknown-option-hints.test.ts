@@ -2,6 +2,8 @@ import { createLimiter, ErrorCodes, SluiceConfigError } from '@sluice/core';
 import { rateLimiter } from '@sluice/express';
 import sluice from '@sluice/fastify';
 import { frameworks } from '../../packages/fastify/test/frameworks.js';
+import { eachFramework } from '../adapters/frameworks.js';
+import { serving } from '../adapters/support.js';
 
 // An express-rate-limit or @fastify/rate-limit configuration failed with "unknown option" and a
 // list of 30 names. The error now says what to write instead (the other libraries' names, or the
@@ -44,19 +46,6 @@ describe('an unknown option', () => {
     expect(error.message).toContain(`write \`${instead}\` instead`);
   });
 
-  it('trustProxy: says where trust proxy is set instead, Express and Fastify', async () => {
-    const error = errorOf(() => rateLimiter({ limit: 1, window: '1m', trustProxy: 1 } as never));
-    expect(error.code).toBe(ErrorCodes.UNKNOWN_OPTION);
-    expect(error.option).toBe('trustProxy');
-    expect(error.message).toContain("Express: app.set('trust proxy', …)");
-    expect(error.message).toContain('Fastify({ trustProxy: … })');
-    const app = frameworks[0]![1]();
-    await expect(
-      app.register(sluice, { limit: 1, window: '1m', trustProxy: true } as never).ready(),
-    ).rejects.toThrow(/trustProxy: unknown option; Sluice limits the address the framework gives \(req\.ip/);
-    await app.close();
-  });
-
   it('a name meant for an HTTP option, in the core limiter, gets no HTTP hint', () => {
     const error = errorOf(() => createLimiter({ limit: 1, window: '1m', status: 429 } as never));
     expect(error.code).toBe(ErrorCodes.UNKNOWN_OPTION);
@@ -92,5 +81,27 @@ describe('an unknown option', () => {
     expect(error.message).toMatch(/hook/);
     expect(error.message).not.toMatch(/global/);
     await routeApp.close();
+  });
+});
+
+// `trustProxy` named where Express and Fastify take it, and nothing else: a Koa, Hono or NestJS app
+// was told of settings it does not have. The hint names each framework's own place now (#22).
+describe.each(eachFramework)('%s: a trustProxy option', (_name, framework) => {
+  const start = serving(framework);
+
+  it("is refused at set-up, saying where each framework's trust in proxies is set instead", async () => {
+    const error = await start({ limit: 1, window: '1m', trustProxy: 1 } as never).then(
+      () => new Error('accepted'),
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(SluiceConfigError);
+    expect(error).toMatchObject({ code: ErrorCodes.UNKNOWN_OPTION, option: 'trustProxy' });
+    const { message } = error as SluiceConfigError;
+    expect(message).toContain('reads no proxy header itself');
+    expect(message).toContain("Express: app.set('trust proxy', …)");
+    expect(message).toContain('Fastify: Fastify({ trustProxy: … })');
+    expect(message).toContain('Koa: app.proxy = true');
+    expect(message).toContain('Hono: a getIp option');
+    expect(message).toContain('NestJS: on its platform');
   });
 });

@@ -9,13 +9,12 @@ import { expressVersions } from './support.js';
 function onExpress(name: string, make: () => Express): Framework {
   return {
     name,
-    resets: true,
     header: (req, h) => (req as Request).get(h),
     answer: (body) => (req: Request, res: Response, d: Decision) => res.json(body(d, req.rateLimit)),
     async start(options, settings = {}) {
       const app = make();
       const c = control();
-      if (settings.trustProxy) app.set('trust proxy', true);
+      if (settings.trustProxy) app.set('trust proxy', settings.trustProxy);
       const { timeoutMs } = settings;
       if (timeoutMs !== undefined)
         app.use((req, res, next) => {

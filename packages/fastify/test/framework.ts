@@ -9,14 +9,14 @@ import { frameworks, type MakeApp as MakeFastify } from './frameworks.js';
 function onFastify(name: string, make: MakeFastify): Framework {
   return {
     name,
-    resets: true,
     header: (req, h) => [(req as { headers: Record<string, unknown> }).headers[h]].flat()[0] as string,
     answer: (body) => (request: { rateLimit?: Decision }, reply: { send(b: unknown): void }, d: Decision) =>
       reply.send(body(d, request.rateLimit)),
     async start(options, settings = {}) {
       const { maxHeaderSize = 16384 } = settings;
       const app = make({
-        trustProxy: settings.trustProxy ?? false,
+        // A hop count too: Fastify 5.12.1 and later neither apply nor type it (a warning says so).
+        trustProxy: (settings.trustProxy ?? false) as boolean,
         serverFactory: (handler) => createServer({ maxHeaderSize }, handler),
       });
       const c = control();

@@ -7,15 +7,20 @@ import { Hono, type Context as HonoContext } from 'hono';
 import { serve as serve1 } from 'hono-node-server1';
 import { control, type Framework, listening, slow, view } from '../../../test/adapters/framework.js';
 
-/** The first X-Forwarded-For entry: what Express's `trust proxy` true and Koa's `app.proxy` take. */
-function firstForwarded(c: HonoContext): string | undefined {
-  return c.req.header('x-forwarded-for')?.split(',')[0]?.trim();
+/**
+ * The client behind `hops` proxies: the X-Forwarded-For entry that many places before the connection's
+ * address, or the first entry (any number of proxies, as Express's `trust proxy` true takes it).
+ */
+function behindProxies(c: HonoContext, hops: number): string | undefined {
+  const remote = (c.env as { incoming: { socket: { remoteAddress?: string } } }).incoming.socket
+    .remoteAddress;
+  const chain = [...(c.req.header('x-forwarded-for')?.split(',') ?? []), remote];
+  return chain[Math.max(0, chain.length - 1 - hops)]?.trim();
 }
 
 function onHono(name: string, serve: typeof serve2): Framework {
   return {
     name,
-    resets: true,
     header: (c, h) => (c as HonoContext).req.header(h),
     answer: (body) => (c: HonoContext, _: unknown, d: Decision) => c.json(body(d, c.get('rateLimit'))),
     async start(options, settings = {}) {
@@ -23,9 +28,9 @@ function onHono(name: string, serve: typeof serve2): Framework {
       const c = control();
       app.onError((error, ctx) => ctx.json({ error: error.message }, 500));
       // Hono reads no proxy header of its own: `getIp` is how an app trusts one.
-      const getIp = (ctx: HonoContext) =>
-        firstForwarded(ctx) ??
-        (ctx.env as { incoming: { socket: { remoteAddress?: string } } }).incoming.socket.remoteAddress;
+      const { trustProxy } = settings;
+      const hops = trustProxy === true ? Number.POSITIVE_INFINITY : Number(trustProxy ?? 0);
+      const getIp = (ctx: HonoContext) => behindProxies(ctx, hops);
       const { timeoutMs } = settings;
       if (timeoutMs !== undefined)
         app.use((ctx, next) => {
@@ -35,7 +40,7 @@ function onHono(name: string, serve: typeof serve2): Framework {
           );
           return Promise.race([next().then(() => ctx.res), timedOut]);
         });
-      const limiter = rateLimiter(settings.trustProxy ? { ...options, getIp } : options);
+      const limiter = rateLimiter(trustProxy ? { ...options, getIp } : options);
       app.use(limiter);
       if (settings.second !== undefined) app.use(rateLimiter(settings.second));
       app.get('/', (ctx) => {

@@ -10,7 +10,6 @@ import { control, type Framework, listening, slow, view } from '../../../test/ad
 function onKoa(name: string, Make: typeof Koa3): Framework {
   return {
     name,
-    resets: true,
     header: (ctx, h) => (ctx as Koa.Context).get(h) || undefined,
     answer: (body) => (ctx: Koa.Context, _: unknown, d: Decision) => {
       ctx.body = body(d, ctx.state.rateLimit);
@@ -18,7 +17,8 @@ function onKoa(name: string, Make: typeof Koa3): Framework {
     async start(options, settings = {}) {
       const app = new Make();
       const c = control();
-      app.proxy = settings.trustProxy ?? false;
+      app.proxy = Boolean(settings.trustProxy);
+      if (typeof settings.trustProxy === 'number') app.maxIpsCount = settings.trustProxy;
       app.use(async (ctx, next) => {
         try {
           await next();

@@ -18,11 +18,7 @@ const mark =
   (target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) =>
     void marks.set(descriptor?.value ?? target, value);
 
-/**
- * This handler (on a method) or each handler of this controller (on the class) is limited by these
- * options, the module's filling in what they do not set; each handler has a limiter of its own, named
- * `Controller.handler` unless `name` says (one name, shared counters). Replaces `@Throttle()`. Checked now.
- */
+/** This handler, or each of this controller's, limited by these options over the module's; replaces `@Throttle()`. */
 export function RateLimit(options: SluiceOptions): ClassDecorator & MethodDecorator {
   if (typeof options !== 'object' || options === null) throw new TypeError('@RateLimit() takes options');
   const standIn = (options.limiter ?? options.policies ?? options.plans) === undefined ? STAND_IN : {};

@@ -10,12 +10,8 @@ interface PlatformResponse {
 }
 
 const rawOf = (res: PlatformResponse) => res.raw ?? (res as unknown as ServerResponse);
-const noop = () => {};
 
-/**
- * Thrown once the guard answered a refusal itself (Nest 11 rewrites problem+json to JSON): no handler
- * runs, and Nest finds the answer sent. A catch-all filter should leave it (`res.headersSent`, `reply.sent`).
- */
+/** Thrown once the guard answered a refusal itself, so that no handler runs (a catch-all filter should leave it). */
 export class RateLimitException extends HttpException {
   /** `decision.reason` says which refusal: 'limit', 'ban', 'deny-list', 'store-error'. */
   constructor(
@@ -55,15 +51,13 @@ function decide(outcome: Outcome, req: FrameworkRequest, res: PlatformResponse):
   for (const name in headers) raw.setHeader(name, headers[name]!);
   if (!outcome.pass) return refuse(outcome, req, res);
   if (outcome.delayMs > 0) return held(outcome, raw);
-  passOn(outcome, raw, noop);
+  passOn(outcome, raw, () => {});
   return true;
 }
 
 /**
- * Limits HTTP requests by the module's options, or a handler's `@RateLimit()`; `@SkipRateLimit()`
- * passes. Global with `{ provide: APP_GUARD, useClass: SluiceGuard }`, or `@UseGuards(SluiceGuard)`.
- * The decision is on `req.rateLimit` / `request.rateLimit`; errors of the callbacks (`subject`,
- * `verify`, `cost`, `skip`, the lists) and of `handler` go to Nest's exception layer.
+ * Limits HTTP requests by the module's options or a handler's `@RateLimit()` (APP_GUARD or `@UseGuards`);
+ * the decision is on `req.rateLimit`; errors of the callbacks and of `handler` go to Nest's exception layer.
  */
 @Injectable()
 export class SluiceGuard implements CanActivate {
@@ -72,13 +66,23 @@ export class SluiceGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (context.getType() !== 'http') return true;
-    const http = this.limits.of(context.getHandler(), context.getClass());
-    if (http === null) return true;
     const req = context.switchToHttp().getRequest<FrameworkRequest>();
+    const http = this.limits.of(context.getHandler(), context.getClass(), req);
+    if (http === null) return true;
     const res = context.switchToHttp().getResponse<PlatformResponse>();
     const outcome = http.handle(req);
     if (!(outcome instanceof Promise)) return decide(outcome, req, res);
     // Answered meanwhile, or the client left: the charge is back, and nothing runs for nobody.
     return outcome.then((o) => (abandonIfLate(o, rawOf(res)) ? false : decide(o, req, res)));
+  }
+
+  /** Forgets this request's subject (and its ban) under the limit that decided it: e.g. after a good login. */
+  reset(req: object): Promise<void> {
+    return this.limits.decidedBy(req).reset(req as FrameworkRequest);
+  }
+
+  /** The subject this request maps to under the limit that decided it (`ip:…`, `id:…`, credentials hashed). */
+  async subjectOf(req: object): Promise<string> {
+    return this.limits.decidedBy(req).subjectOf(req as FrameworkRequest);
   }
 }

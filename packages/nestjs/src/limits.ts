@@ -5,27 +5,30 @@ import { markOf, type SluiceOptions } from './decorators.js';
 type Named = { readonly name: string }; // Nest's handler (a function) and controller (a class)
 type Http = HttpHandler<FrameworkRequest, unknown>;
 
-/**
- * A module's limits: its own, and one per `@RateLimit()` handler, built on its first request and kept.
- * `'ip'` is `req.ip` / `request.ip`: the platform's trust-proxy setting decides about X-Forwarded-For.
- */
+/** A module's limits: its own, and one per `@RateLimit()` handler, built on its first request and kept. */
 export class RouteLimits {
   private readonly module: Http;
   private readonly byHandler = new WeakMap<object, Http | null>();
   /** The store of every handler's limiter that names none: handlers naming one limiter share counters. */
   private readonly shared = new MemoryStore();
+  /** The handler's own limit each request was decided by (none kept for the module's: the default). */
+  private readonly decided = new WeakMap<object, Http>();
 
   constructor(private readonly options: SluiceOptions) {
     this.module = createHttpHandler(options, frameworkReader); // checked now, at start-up
   }
 
-  /** The limit of this handler of this controller; null when it is not limited. */
-  of(handler: Named, controller: Named): Http | null {
-    const known = this.byHandler.get(handler); // null: not limited
-    if (known !== undefined) return known;
-    const http = this.build(handler, controller);
-    this.byHandler.set(handler, http);
+  /** The limit of this handler of this controller (null: not limited), remembered for `req` (decidedBy). */
+  of(handler: Named, controller: Named, req: object): Http | null {
+    if (!this.byHandler.has(handler)) this.byHandler.set(handler, this.build(handler, controller));
+    const http = this.byHandler.get(handler)!; // null: not limited
+    if (http !== null && http !== this.module) this.decided.set(req, http);
     return http;
+  }
+
+  /** The limit that decided this request: its handler's own, else the module's. */
+  decidedBy(req: object): Http {
+    return this.decided.get(req) ?? this.module;
   }
 
   private build(handler: Named, controller: Named): Http | null {

@@ -10,10 +10,7 @@ export interface SluiceAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
   inject?: InjectionToken[];
 }
 
-/**
- * `SluiceModule.forRoot(options)` once (a global module), then `SluiceGuard` as APP_GUARD or in
- * `@UseGuards()`. Options are checked here: a SluiceConfigError stops start-up, never a request.
- */
+/** `forRoot(options)` once (global), then `SluiceGuard`; a SluiceConfigError stops start-up, never a request. */
 @Module({})
 // biome-ignore lint/complexity/noStaticOnlyClass: a Nest module is a class; forRoot is how one takes options
 export class SluiceModule {

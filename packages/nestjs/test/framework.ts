@@ -48,16 +48,17 @@ function onNest(nest: Nest, platform: 'express' | 'fastify'): Framework {
     Module,
     Catch,
     HttpException,
+    Inject,
   } = nest.common;
   return {
     name: `Nest ${nest.major} (${platform === 'express' ? 'Express' : 'Fastify'})`,
-    // @sluice/nestjs has no reset(req): a guard is not a value the app holds.
-    resets: false,
     header: (req, h) => [(req as Req).headers[h]].flat()[0],
     answer: (body) => (req: Req, res: Res, d: Decision) => sendJson(res, body(d, req.rateLimit)),
     async start(options, settings = {}) {
       const c = control();
       class Routes {
+        // The guard, injected as an app injects it for reset(req) and subjectOf(req).
+        constructor(private readonly sluice: SluiceGuard) {}
         root(req: Req) {
           c.reached.push(Date.now());
           return view(req.rateLimit);
@@ -71,9 +72,11 @@ function onNest(nest: Nest, platform: 'express' | 'fastify'): Framework {
         fail() {
           return 'no';
         }
-        login(req: { query: { pw?: string } }, res: Res) {
+        async login(req: Req & { query: { pw?: string } }, res: Res) {
           res.status(req.query.pw === 'right' ? 200 : 401);
-          return '';
+          if (req.query.pw !== 'right' || !settings.resetOnLogin) return '';
+          await this.sluice.reset(req);
+          return { subject: await this.sluice.subjectOf(req) };
         }
         slow() {
           return c.gate.then(() => 'slow');
@@ -111,6 +114,7 @@ function onNest(nest: Nest, platform: 'express' | 'fastify'): Framework {
       param('hang', 0, AtRes({ passthrough: true }));
       method('work', Get('/work'));
       param('work', 0, AtRes({ passthrough: true }));
+      Inject(SluiceGuard)(Routes, undefined as never, 0);
       Controller()(Routes);
 
       /** Errors reach the test as 500 { error }; a refusal the guard answered is left alone. */
@@ -153,7 +157,7 @@ function onNest(nest: Nest, platform: 'express' | 'fastify'): Framework {
           next();
         });
       if (platform === 'express' && settings.trustProxy)
-        app.getHttpAdapter().getInstance().set('trust proxy', true);
+        app.getHttpAdapter().getInstance().set('trust proxy', settings.trustProxy);
       // A second limiter after the module's: a guard of its own, as a second SluiceModule would give.
       if (settings.second !== undefined)
         app.useGlobalGuards(new SluiceGuard(new RouteLimits(settings.second)));

@@ -2,11 +2,15 @@ import 'reflect-metadata';
 import {
   Controller,
   Get,
+  HttpCode,
   type INestApplication,
+  Inject,
   Injectable,
   Logger,
   Module,
+  Post,
   Req,
+  UnauthorizedException,
   UseGuards,
 } from '@nestjs/common';
 import { APP_GUARD, NestFactory } from '@nestjs/core';
@@ -86,6 +90,20 @@ class GuardedController {
   }
 }
 
+@Controller('login')
+class LoginController {
+  constructor(@Inject(SluiceGuard) private readonly sluice: SluiceGuard) {}
+
+  @RateLimit({ name: 'login', limit: 2 })
+  @Post()
+  @HttpCode(200)
+  async login(@Req() req: { query: { pw?: string } }) {
+    if (req.query.pw !== 'right') throw new UnauthorizedException();
+    await this.sluice.reset(req);
+    return { subject: await this.sluice.subjectOf(req) };
+  }
+}
+
 const platforms = [
   ['Express', () => new ExpressAdapter()],
   ['Fastify', () => new FastifyAdapter()],
@@ -162,6 +180,25 @@ describe.each(platforms)('Nest 11 on %s', (_, adapter) => {
     for (const path of ['/a', '/b', '/a', '/b']) answers.push((await request(url).get(path)).status);
     expect(answers).toEqual([200, 200, 200, 429]);
     expect((await request(url).get('/a')).headers['ratelimit-policy']).toBe('"3-per-1m";q=3;w=60');
+  });
+
+  test("the injected guard's reset(req) resets the limit that decided the request: the handler's own", async () => {
+    @Module({
+      imports: [SluiceModule.forRoot({ limit: 100, window: '1m' })],
+      controllers: [LoginController, RootController],
+      providers: [{ provide: APP_GUARD, useClass: SluiceGuard }],
+    })
+    class AppModule {}
+    const url = await start(AppModule);
+    const attempt = async (pw: string) => (await request(url).post(`/login?pw=${pw}`)).status;
+    expect((await request(url).get('/')).body).toEqual({ remaining: 99 });
+    expect(await attempt('wrong')).toBe(401);
+    const ok = await request(url).post('/login?pw=right');
+    expect(ok.status).toBe(200);
+    expect(ok.body).toEqual({ subject: 'ip:127.0.0.1' });
+    expect([await attempt('wrong'), await attempt('wrong'), await attempt('wrong')]).toEqual([401, 401, 429]);
+    // The module's limit was not the one reset.
+    expect((await request(url).get('/')).body).toEqual({ remaining: 98 });
   });
 
   test('@SkipRateLimit on a handler or a controller: never limited, no headers', async () => {

@@ -84,34 +84,28 @@ export function lifecycle(framework: Framework): void {
     await until(async () => (await get(app, '/ok')).status === 200);
   });
 
-  // Was Express and Fastify only (test/regressions/late-decision): Express called res.setHeader after a
-  // timeout had answered, and the throw ended the process as an unhandled rejection (13f5928).
+  // Was Express and Fastify only, each in a child process (test/regressions/late-decision): Express
+  // called res.setHeader after a timeout had answered, and the throw ended the process as an unhandled
+  // rejection (13f5928). Here Jest fails the test if a rejection goes unhandled or an exception uncaught
+  // while it runs (the late decision lands within it); no listener of the test's own would see one.
   test('a decision that comes back after another middleware answered neither throws nor keeps its charge', async () => {
-    const unhandled: unknown[] = [];
-    const record = (reason: unknown) => void unhandled.push(reason);
-    process.on('unhandledRejection', record);
-    try {
-      const app = await start(
-        {
-          limit: 1,
-          window: '1m',
-          subject: async (req: unknown) => {
-            if (framework.header(req, 'x-slow') !== undefined) await tick(150);
-            return 'everyone';
-          },
+    const app = await start(
+      {
+        limit: 1,
+        window: '1m',
+        subject: async (req: unknown) => {
+          if (framework.header(req, 'x-slow') !== undefined) await tick(150);
+          return 'everyone';
         },
-        { timeoutMs: 50 },
-      );
-      expect((await get(app, '/', { 'x-slow': '1' })).status).toBe(503);
-      await tick(250);
-      // The late decision gave its unit back: the limit of 1 is still whole, and no route ran for it.
-      expect((await get(app, '/ok')).status).toBe(200);
-      expect((await get(app, '/ok')).status).toBe(429);
-      expect(app.control.reached).toHaveLength(0);
-    } finally {
-      process.off('unhandledRejection', record);
-    }
-    expect(unhandled).toEqual([]);
+      },
+      { timeoutMs: 50 },
+    );
+    expect((await get(app, '/', { 'x-slow': '1' })).status).toBe(503);
+    await tick(250);
+    // The late decision gave its unit back: the limit of 1 is still whole, and no route ran for it.
+    expect((await get(app, '/ok')).status).toBe(200);
+    expect((await get(app, '/ok')).status).toBe(429);
+    expect(app.control.reached).toHaveLength(0);
   });
 
   test('a decision that comes back after the client left gives back its charge and runs no route', async () => {

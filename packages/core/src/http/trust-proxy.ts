@@ -19,9 +19,20 @@ function fastifyRoot(app: object): { owner: object; trustProxy: unknown } | unde
 }
 
 /**
+ * Whether this Fastify version applies a hop count to X-Forwarded-For: 5.12.1 took it out (a count
+ * cannot tell a proxy from a client that connects directly), so `request.ip` stays the proxy's.
+ */
+function appliesHopCount(version: string | undefined): boolean {
+  const [major = 0, minor = 0, patch = 0] = (version ?? '').split('.').map((n) => Number.parseInt(n, 10));
+  if (major !== 5) return major < 5;
+  return minor < 12 || (minor === 12 && patch < 1);
+}
+
+/**
  * Warns, once per app, of a trust-proxy setting that trusts every client (Express `trust proxy` true,
- * Fastify `trustProxy: true`), or one that Fastify 5 does not apply (a hop count: `request.ip` stays
- * the proxy's). `app` is the Express app or the Fastify instance, under NestJS too; anything else is left.
+ * Fastify `trustProxy: true`), or one that Fastify does not apply (a hop count, from Fastify 5.12.1:
+ * `request.ip` stays the proxy's). `app` is the Express app or the Fastify instance, under NestJS too;
+ * anything else is left.
  */
 export function checkTrustProxy(app: unknown, http: Pick<HttpHandler<never>, 'warn'>): void {
   if ((typeof app !== 'object' && typeof app !== 'function') || app === null) return;
@@ -39,10 +50,7 @@ export function checkTrustProxy(app: unknown, http: Pick<HttpHandler<never>, 'wa
   }
   const { trustProxy } = fastify;
   if (trustProxy === true) http.warn(WarningCodes.TRUST_PROXY_ALL);
-  else if (
-    typeof trustProxy === 'number' &&
-    Number.parseInt((owner as { version?: string }).version ?? '0', 10) >= 5
-  ) {
+  else if (typeof trustProxy === 'number' && !appliesHopCount((owner as { version?: string }).version)) {
     http.warn(WarningCodes.TRUST_PROXY_IGNORED, `trustProxy: ${trustProxy} (a hop count)`);
   }
 }

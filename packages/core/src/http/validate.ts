@@ -27,7 +27,7 @@ const MESSAGES: Record<WarningCode, (limiter: string, detail: string) => string>
   ERR_SLUICE_TRUST_PROXY_ALL: (l) =>
     `Limiter "${l}" runs behind trust proxy = true: any client can pick its own address with X-Forwarded-For, and so a fresh limit per request. Fix: trust only your proxies (a hop count on Express, or their addresses; on Koa, app.maxIpsCount).`,
   ERR_SLUICE_TRUST_PROXY_IGNORED: (l, detail) =>
-    `Limiter "${l}": ${detail} is not applied to X-Forwarded-For by this Fastify, so every client behind the proxy shares one limit. Fix: trustProxy: ['<proxy address or range>'].`,
+    `Limiter "${l}": ${detail} is not applied to X-Forwarded-For by this Fastify (5.12.1 and later), so every client behind the proxy shares one limit. Fix: trustProxy: ['<proxy address or range>'].`,
   ERR_SLUICE_UNVERIFIED_CREDENTIAL: (l) =>
     `Limiter "${l}" limits by API key or token without verify: a client can mint a fresh quota per request by inventing keys. Fix: pass verify (credential => subject or null), or back the limit with an IP limit.`,
   ERR_SLUICE_DOUBLE_COUNT: (l) =>
@@ -35,7 +35,7 @@ const MESSAGES: Record<WarningCode, (limiter: string, detail: string) => string>
   ERR_SLUICE_CREATED_PER_REQUEST: () =>
     `Rate limiters are being created while requests are served (such as inside a handler): each starts empty and never limits anything. Fix: create them once, at start-up.`,
   ERR_SLUICE_NO_CLIENT_ADDRESS: (l) =>
-    `Limiter "${l}" was given no client address for its first requests: they all count as one client, ip:unknown. Fix: off @hono/node-server (Bun, Deno, Workers), pass getIp; elsewhere, make the framework give the address (req.ip).`,
+    `Limiter "${l}" was given no client address for its first requests: they all count as one client, ip:unknown. Fix: off @hono/node-server (Bun, Deno, Workers), pass a getIp that returns every request's address; elsewhere, make the framework give it (req.ip).`,
   ERR_SLUICE_UNLIMITED_ROUTES: (l, detail) =>
     `Limiter "${l}" never saw ${detail}, declared before the plugin or outside its scope: they are not limited. Fix: register the plugin first, in the scope of the routes.`,
 };
