@@ -62,6 +62,11 @@ export interface AppSettings {
    * or the injected `SluiceGuard`'s on NestJS.
    */
   resetOnLogin?: boolean;
+  /**
+   * Asynchronous work of this many ms before the limiter on every request, the framework's usual way
+   * (as a body parser reading the body does): a client may reset its connection meanwhile.
+   */
+  beforeMs?: number;
 }
 
 /** Whether a request's headers ask for the timeout of `AppSettings.timeoutMs`. */

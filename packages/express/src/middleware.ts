@@ -32,6 +32,8 @@ export type RateLimitMiddleware = RequestHandler & HandlerApi<Request>;
 type Outcome = HttpOutcome<Request, Response>;
 
 function apply(outcome: Outcome, req: Request, res: Response, next: NextFunction): void {
+  // Answered meanwhile (a timeout middleware while the store was slow), or the client left.
+  if (abandonIfLate(outcome, res)) return;
   if (outcome.decision !== undefined) setDecision(req, outcome.decision);
   const { headers } = outcome;
   for (const name in headers) res.setHeader(name, headers[name]!);
@@ -59,8 +61,6 @@ export function rateLimiter(options: RateLimiterOptions): RateLimitMiddleware {
     const outcome = http.handle(req);
     if (!(outcome instanceof Promise)) return apply(outcome, req, res, next);
     outcome.then((o) => {
-      // Answered meanwhile (a timeout middleware while the store was slow), or the client left.
-      if (abandonIfLate(o, res)) return;
       try {
         apply(o, req, res, next);
       } catch (error) {

@@ -22,6 +22,8 @@ function onExpress(name: string, make: () => Express): Framework {
             setTimeout(() => res.headersSent || res.status(503).send('timeout'), timeoutMs);
           next();
         });
+      const { beforeMs } = settings;
+      if (beforeMs !== undefined) app.use((_req, _res, next) => void setTimeout(next, beforeMs));
       const limiter = rateLimiter(options);
       app.use(limiter);
       if (settings.second !== undefined) app.use(rateLimiter(settings.second));

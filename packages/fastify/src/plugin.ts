@@ -40,6 +40,8 @@ interface RouteLimit {
 }
 
 function apply(outcome: Outcome, request: FastifyRequest, reply: FastifyReply, done: Done): void {
+  // The reply was sent meanwhile, or the client left: nothing runs for nobody.
+  if (abandonIfLate(outcome, reply.raw)) return;
   if (outcome.decision !== undefined) request.rateLimit = outcome.decision;
   reply.headers(outcome.headers);
   if (outcome.pass) {
@@ -61,7 +63,6 @@ function hookOf(http: Http): Hook {
     const outcome = http.handle(request);
     if (!(outcome instanceof Promise)) return apply(outcome, request, reply, done);
     outcome.then((o) => {
-      if (abandonIfLate(o, reply.raw)) return;
       try {
         apply(o, request, reply, done);
       } catch (error) {

@@ -28,6 +28,9 @@ function onFastify(name: string, make: MakeFastify): Framework {
             setTimeout(() => reply.sent || reply.code(503).send('timeout'), timeoutMs);
           done();
         });
+      const { beforeMs } = settings;
+      if (beforeMs !== undefined)
+        app.addHook('onRequest', (_request, _reply, done) => void setTimeout(done, beforeMs));
       await app.register(sluice, options);
       // A second registration: another global limit, after the first.
       if (settings.second !== undefined) await app.register(sluice, settings.second);

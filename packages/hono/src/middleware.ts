@@ -75,6 +75,7 @@ function readerOf(getIp: ((c: Context) => string | undefined) | undefined): Requ
     },
     query: (c, name) => c.req.query(name),
     peer: connectionIp,
+    gone: (c) => nodeOf(c)?.incoming?.socket?.destroyed === true,
     previous: (c) => c.get('rateLimit'),
   };
 }
@@ -88,9 +89,11 @@ function toNobody(c: Context): Response {
 }
 
 function apply(outcome: Outcome, c: Context, next: Next): Promise<unknown> | Response {
+  const res = nodeOf(c)?.outgoing;
+  // Answered meanwhile (a timeout middleware while the store was slow), or the client left.
+  if (abandonIfLate(outcome, res)) return toNobody(c);
   if (outcome.decision !== undefined) c.set('rateLimit', outcome.decision);
   const { headers } = outcome;
-  const res = nodeOf(c)?.outgoing;
   // Under @hono/node-server, on Node's response: its writeHead merges them into whatever Response the
   // handler returns, one it built itself included (headers prepared on `c` reach only those made
   // with `c`), and no Headers object is made. Elsewhere, prepared on `c`.
@@ -127,7 +130,7 @@ export function rateLimiter(options: RateLimiterOptions): RateLimitMiddleware {
   const middleware = (c: Context, next: Next) => {
     const outcome = http.handle(c);
     if (!(outcome instanceof Promise)) return apply(outcome, c, next);
-    return outcome.then((o) => (abandonIfLate(o, nodeOf(c)?.outgoing) ? toNobody(c) : apply(o, c, next)));
+    return outcome.then((o) => apply(o, c, next));
   };
   return withHandlerApi(middleware as MiddlewareHandler, http);
 }

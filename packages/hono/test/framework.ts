@@ -40,6 +40,12 @@ function onHono(name: string, serve: typeof serve2): Framework {
           );
           return Promise.race([next().then(() => ctx.res), timedOut]);
         });
+      const { beforeMs } = settings;
+      if (beforeMs !== undefined)
+        app.use(async (_ctx, next) => {
+          await new Promise((resolve) => setTimeout(resolve, beforeMs));
+          await next();
+        });
       const limiter = rateLimiter(trustProxy ? { ...options, getIp } : options);
       app.use(limiter);
       if (settings.second !== undefined) app.use(rateLimiter(settings.second));

@@ -46,6 +46,8 @@ const koaReader: RequestReader<Context> = {
 };
 
 function apply(outcome: Outcome, ctx: Context, next: Next): Promise<void> | void {
+  // Answered meanwhile (a timeout middleware while the store was slow), or the client left.
+  if (abandonIfLate(outcome, ctx.res)) return;
   if (outcome.decision !== undefined) ctx.state.rateLimit = outcome.decision;
   const { headers } = outcome;
   // Straight on Node's response: ctx.set would only check and convert each value again.
@@ -67,8 +69,7 @@ export function rateLimiter(options: RateLimiterOptions): RateLimitMiddleware {
   const middleware: Middleware = (ctx, next) => {
     const outcome = http.handle(ctx);
     if (!(outcome instanceof Promise)) return apply(outcome, ctx, next);
-    // Answered meanwhile (a timeout middleware while the store was slow), or the client left.
-    return outcome.then((o) => (abandonIfLate(o, ctx.res) ? undefined : apply(o, ctx, next)));
+    return outcome.then((o) => apply(o, ctx, next));
   };
   return withHandlerApi(middleware, http);
 }

@@ -44,6 +44,12 @@ function onKoa(name: string, Make: typeof Koa3): Framework {
             ctx.body = 'timeout';
           }
         });
+      const { beforeMs } = settings;
+      if (beforeMs !== undefined)
+        app.use(async (_ctx, next) => {
+          await new Promise((resolve) => setTimeout(resolve, beforeMs));
+          await next();
+        });
       const limiter = rateLimiter(options);
       app.use(limiter);
       if (settings.second !== undefined) app.use(rateLimiter(settings.second));

@@ -44,8 +44,10 @@ function held(outcome: Outcome, raw: ServerResponse): Promise<boolean> {
 }
 
 function decide(outcome: Outcome, req: FrameworkRequest, res: PlatformResponse): boolean | Promise<boolean> {
-  if (outcome.decision !== undefined) setDecision(req, outcome.decision);
   const raw = rawOf(res);
+  // Answered meanwhile, or the client left: the charge is back, and nothing runs for nobody.
+  if (abandonIfLate(outcome, raw)) return false;
+  if (outcome.decision !== undefined) setDecision(req, outcome.decision);
   const { headers } = outcome;
   // On Node's response on either platform: Fastify's writeHead merges them with its own.
   for (const name in headers) raw.setHeader(name, headers[name]!);
@@ -72,8 +74,7 @@ export class SluiceGuard implements CanActivate {
     const res = context.switchToHttp().getResponse<PlatformResponse>();
     const outcome = http.handle(req);
     if (!(outcome instanceof Promise)) return decide(outcome, req, res);
-    // Answered meanwhile, or the client left: the charge is back, and nothing runs for nobody.
-    return outcome.then((o) => (abandonIfLate(o, rawOf(res)) ? false : decide(o, req, res)));
+    return outcome.then((o) => decide(o, req, res));
   }
 
   /** Forgets this request's subject (and its ban) under the limit that decided it: e.g. after a good login. */

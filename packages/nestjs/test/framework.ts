@@ -156,6 +156,9 @@ function onNest(nest: Nest, platform: 'express' | 'fastify'): Framework {
             setTimeout(() => res.headersSent || res.writeHead(503).end('timeout'), timeoutMs);
           next();
         });
+      const { beforeMs } = settings;
+      if (beforeMs !== undefined)
+        app.use((_req: Req, _res: ServerResponse, next: () => void) => void setTimeout(next, beforeMs));
       if (platform === 'express' && settings.trustProxy)
         app.getHttpAdapter().getInstance().set('trust proxy', settings.trustProxy);
       // A second limiter after the module's: a guard of its own, as a second SluiceModule would give.

@@ -7,7 +7,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Decision } from '../decision.js';
 import type { Limiter } from '../limiter.js';
-import type { HttpHandler, HttpOutcome } from './handle.js';
+import { type HttpHandler, type HttpOutcome, isGone } from './handle.js';
 import type { RequestReader } from './types.js';
 
 /** A request as Express and Fastify present it: the client IP they resolved, headers, parsed query. */
@@ -15,7 +15,7 @@ export interface FrameworkRequest {
   readonly ip?: string;
   readonly headers: IncomingHttpHeaders;
   readonly query?: unknown;
-  readonly socket?: { readonly remoteAddress?: string };
+  readonly socket?: { readonly remoteAddress?: string; readonly destroyed?: boolean };
   /** The decision an earlier limiter put on the request. */
   readonly rateLimit?: Decision;
   /** Express's app, whose settings say which proxies it trusts. */
@@ -39,6 +39,8 @@ export const frameworkReader: RequestReader<FrameworkRequest> = {
   header: (req, name) => first(req.headers[name]),
   query: (req, name) => first((req.query as Record<string, unknown> | undefined)?.[name]),
   peer: (req) => req.socket?.remoteAddress,
+  // A client that reset its connection: Node has destroyed the socket (and forgotten its address).
+  gone: (req) => req.socket?.destroyed === true,
   previous: (req) => req.rateLimit,
   app: (req) => req.app ?? req.server,
 };
@@ -62,14 +64,17 @@ export function passOn(
 
 /**
  * True when the response is already over as a decision comes back (another middleware answered while
- * the store was slow, or the client left): the decision then gives back what it charged, its lease
- * included, and the adapter does nothing else with it (no header, no answer, no `next`).
+ * the store was slow, or the client left), or the client had gone before the decision (`gone`, nothing
+ * charged): the decision then gives back what it charged, its lease included, and the adapter does
+ * nothing else with it (no header, no answer, no `next`). Adapters ask on every path, in-process
+ * decisions included: a client may reset before the limiter runs.
  */
 export function abandonIfLate(
-  outcome: Pick<HttpOutcome, 'decision'>,
+  outcome: Pick<HttpOutcome, 'decision' | 'pass' | 'status'>,
   /** Undefined off Node's http (Hono on another runtime): nothing tells, so never late. */
   res: ServerResponse | undefined,
 ): boolean {
+  if (isGone(outcome)) return true;
   if (res === undefined) return false;
   if (!res.headersSent && !res.writableEnded && !res.destroyed) return false;
   giveBack(outcome);

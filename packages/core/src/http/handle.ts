@@ -42,8 +42,9 @@
  *    the response: do not attach listeners (the fast path). A blocked outcome never has a `finish`.
  *
  * 5. A decision that comes back after the response is over (another middleware answered while the
- *    store was slow, or the client left) must give back what it charged and do nothing else:
- *    `abandonIfLate` in ./adapter.ts.
+ *    store was slow, or the client left) must give back what it charged and do nothing else; so must
+ *    the outcome of a client gone before its decision (`pass` false with `status` 0: nothing was
+ *    charged). `abandonIfLate` in ./adapter.ts tells both; adapters ask it on every path.
  *
  * On Node's http objects (Express, Fastify), ./adapter.ts does the framework-free parts of 3 and 4:
  * `frameworkReader` reads `req.ip`/`headers`/`query`, `passOn` holds and continues a passing outcome
@@ -204,6 +205,17 @@ const UNLIMITED: HttpOutcome<never, never> = Object.freeze({
   finish: undefined,
   handler: undefined,
 });
+
+/**
+ * The client had gone (its connection closed) before the decision: nothing was charged, and the adapter
+ * neither answers nor continues (`abandonIfLate` says so). Told apart by `pass: false` with no status.
+ */
+const GONE: HttpOutcome<never, never> = Object.freeze({ ...UNLIMITED, pass: false });
+
+/** Whether `outcome` is the one of a client gone before its decision. */
+export function isGone(outcome: Pick<HttpOutcome, 'pass' | 'status'>): boolean {
+  return !outcome.pass && outcome.status === 0;
+}
 
 function blocked<Req, Res>(
   status: number,
@@ -429,6 +441,9 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   }
 
   private decide(req: Req, subject: string, cost: number): Maybe<Outcome<Req, Res>> {
+    // A client gone before its decision (a reset while other middleware or a callback ran) is charged
+    // nothing and never reaches the handler, whichever path got it here.
+    if (this.reader.gone?.(req) === true) return GONE as Outcome<Req, Res>;
     const { ban } = this;
     if (ban === undefined) {
       const at = this.clock?.();

@@ -66,11 +66,14 @@ export class SubjectResolver<Req> {
     private readonly addressless: () => void = () => {},
   ) {}
 
-  /** The client address as a subject; `ip:unknown` when the framework has none (a closed socket). */
+  /**
+   * The client address as a subject; `ip:unknown` when the framework has none: a closed socket (such a
+   * request is never charged: handle.ts) or none at all (told to `addressless`).
+   */
   ipSubject(req: Req): string {
     const ip = this.reader.ip(req);
     if (!ip) {
-      this.addressless();
+      if (this.reader.gone?.(req) !== true) this.addressless();
       return 'ip:unknown';
     }
     if (ip === this.lastIp) return this.lastSubject;

@@ -99,6 +99,11 @@ export interface RequestReader<Req> {
   app?(req: Req): unknown;
   /** The client IP as the framework resolved it (Express `req.ip`, Fastify `request.ip`). */
   ip(req: Req): string | undefined;
+  /**
+   * Whether the client has gone (its connection closed) before the decision: such a request is neither
+   * charged nor passed on. Absent where nothing tells (a fetch handler off Node).
+   */
+  gone?(req: Req): boolean;
   /** A header's value, name in lower case; the first value when repeated. */
   header(req: Req, name: string): string | undefined;
   /** A query-string parameter's value; the first value when repeated. */
