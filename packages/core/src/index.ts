@@ -19,6 +19,8 @@ export {
   passOnAwaiting,
   withHandlerApi,
 } from './http/adapter.js';
+export type { GraphqlExchange } from './http/graphql.js';
+export { graphqlExchange, graphqlRefusal, oncePerRequest } from './http/graphql.js';
 export type { HttpHandler, HttpOutcome } from './http/handle.js';
 export { createHttpHandler, PROBLEM_CONTENT_TYPE, UnknownPlanError } from './http/handle.js';
 export type { HeaderMode } from './http/headers.js';

@@ -150,6 +150,16 @@ function rateLimit(this: FastifyInstance, options?: RouteRateLimitOptions): Rate
   return exposed(http, once);
 }
 
+/**
+ * Where a HEAD route finds the limit it shares. Fastify's automatic HEAD route carries its GET route's
+ * config object and runs the same handler, so it counts with that route whatever methods it declared
+ * (`['GET', 'POST']` included). Under a prefix, a GET route on `/` is also served at `/v1/` without an
+ * `onRoute` of its own, but its HEAD route on `/v1/` has one: it belongs to `GET /v1`.
+ */
+function headLookup(url: string): string[] {
+  return url.length > 1 && url.endsWith('/') ? [`GET ${url}`, `GET ${url.slice(0, -1)}`] : [`GET ${url}`];
+}
+
 /** Puts `run` after the route's own hooks of that kind, on a new array (the user's may be shared). */
 function addRouteHook(route: RouteOptions, limit: RouteLimit): void {
   const hooks = route as unknown as Record<SluiceHook, Hook | Hook[] | undefined>;
@@ -203,8 +213,7 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
   if (!fastify.hasRequestDecorator('rateLimit')) fastify.decorateRequest('rateLimit', undefined);
   if (!fastify.hasDecorator('rateLimit')) fastify.decorate('rateLimit', rateLimit);
 
-  // A route's own limit, per options object and route name; Fastify's automatic HEAD route carries its
-  // GET route's options object and shares that limit, as it runs the same handler.
+  // A route's own limit, per options object and `${method} ${url}` of each method the route declares.
   const own = new WeakMap<object, Map<string, RouteLimit>>();
   // Every route this plugin saw: one it never saw (declared before it, or outside its scope) is not limited.
   const seen = new Set<string>();
@@ -221,20 +230,23 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
       }
       return;
     }
-    let byName = own.get(config);
-    if (byName === undefined) {
-      byName = new Map();
-      own.set(config, byName);
+    let byKey = own.get(config);
+    if (byKey === undefined) {
+      byKey = new Map();
+      own.set(config, byKey);
     }
-    let limit = byName.get(name) ?? (route.method === 'HEAD' ? byName.get(`GET ${route.url}`) : undefined);
+    const keys = [route.method].flat().map((method) => `${method} ${route.url}`);
+    let limit = (route.method === 'HEAD' ? headLookup(route.url) : keys)
+      .map((key) => byKey.get(key))
+      .find(Boolean);
     if (limit === undefined) {
       try {
         limit = build(mergeHttpOptions(defaults, config), name);
       } catch (error) {
         inRoute(error, name);
       }
-      byName.set(name, limit);
     }
+    for (const key of keys) byKey.set(key, limit);
     addRouteHook(route, limit);
   });
 }

@@ -129,13 +129,89 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
     expect(await statuses(a, ['/m', ['POST', '/m'], '/m'])).toEqual([200, 200, 429]);
   });
 
-  test('the automatic HEAD route counts with its GET route', async () => {
-    const store = recording(new MemoryStore({ clock: alignedClock() }));
-    const a = await limited({ global: false, store });
-    a.get('/doc', { config: { rateLimit: { limit: 2, window: '1m' } } }, ok);
-    expect(await statuses(a, [['HEAD', '/doc'], '/doc', ['HEAD', '/doc']])).toEqual([200, 200, 429]);
-    expect(new Set(store.names)).toEqual(new Set(['GET /doc']));
-  });
+  /** Route shapes that get an automatic HEAD route: how each is declared, its GET and HEAD paths, its limiter's name. */
+  const own = { config: { rateLimit: { limit: 3, window: '1m' } } };
+  const headShapes: [
+    string,
+    SluiceFastifyOptions,
+    (a: FastifyInstance) => unknown,
+    string,
+    string,
+    string,
+  ][] = [
+    [
+      'a GET route with config.rateLimit',
+      { global: false },
+      (a) => a.get('/r', own, ok),
+      '/r',
+      '/r',
+      'GET /r',
+    ],
+    [
+      "method: ['GET', 'POST'] with config.rateLimit",
+      { global: false },
+      (a) => a.route({ method: ['GET', 'POST'], url: '/r', ...own, handler: ok }),
+      '/r',
+      '/r',
+      'GET,POST /r',
+    ],
+    [
+      "method: 'GET' with exposeHeadRoute: true",
+      { global: false },
+      (a) => a.route({ method: 'GET', url: '/r', exposeHeadRoute: true, ...own, handler: ok }),
+      '/r',
+      '/r',
+      'GET /r',
+    ],
+    [
+      "a prefix's root route, HEAD on /v1/",
+      { global: false },
+      (a) => a.register(async (v1) => v1.get('/', own, ok), { prefix: '/v1' }),
+      '/v1',
+      '/v1/',
+      'GET /v1',
+    ],
+    [
+      'a GET route under the global limit',
+      { limit: 3, window: '1m' },
+      (a) => a.get('/r', ok),
+      '/r',
+      '/r',
+      'global',
+    ],
+    [
+      "method: ['GET', 'POST'] under the global limit",
+      { limit: 3, window: '1m' },
+      (a) => a.route({ method: ['GET', 'POST'], url: '/r', handler: ok }),
+      '/r',
+      '/r',
+      'global',
+    ],
+  ];
+
+  test.each(headShapes)(
+    'the automatic HEAD route counts with its GET route: %s',
+    async (_, options, declare, get, head, name) => {
+      const store = recording(new MemoryStore({ clock: alignedClock() }));
+      const a = await limited({ ...options, store });
+      await declare(a);
+      // Over a real socket: the HEAD request is the one a client sends, not one built by inject.
+      const base = await a.listen({ host: '127.0.0.1', port: 0 });
+      const answers: number[] = [];
+      for (const [method, path] of [
+        ['GET', get],
+        ['HEAD', head],
+        ['GET', get],
+        ['HEAD', head],
+        ['GET', get],
+        ['HEAD', head],
+      ]) {
+        answers.push((await fetch(`${base}${path}`, { method })).status);
+      }
+      expect(answers).toEqual([200, 200, 200, 429, 429, 429]);
+      expect(new Set(store.names)).toEqual(new Set([name]));
+    },
+  );
 
   test("a route's name includes the prefix it is registered under", async () => {
     const store = recording(new MemoryStore({ clock: alignedClock() }));

@@ -1,7 +1,16 @@
 import type { ServerResponse } from 'node:http';
 import { type CanActivate, type ExecutionContext, HttpException, Inject, Injectable } from '@nestjs/common';
-import type { Decision, FrameworkRequest, HttpOutcome } from '@sluice/core';
-import { abandonIfLate, PROBLEM_CONTENT_TYPE, passOn, setDecision } from '@sluice/core';
+import type { Decision, FrameworkRequest, GraphqlExchange, HttpHandler, HttpOutcome } from '@sluice/core';
+import {
+  abandonIfLate,
+  graphqlExchange,
+  graphqlRefusal,
+  oncePerRequest,
+  PROBLEM_CONTENT_TYPE,
+  passOn,
+  setDecision,
+  WarningCodes,
+} from '@sluice/core';
 import { RouteLimits } from './limits.js';
 
 interface PlatformResponse {
@@ -11,14 +20,19 @@ interface PlatformResponse {
 
 const rawOf = (res: PlatformResponse) => res.raw ?? (res as unknown as ServerResponse);
 
-/** Thrown once the guard answered a refusal itself, so that no handler runs (a catch-all filter should leave it). */
+/**
+ * Thrown once the guard answered a refusal itself, so that no handler runs (a catch-all filter should
+ * leave it). Under GraphQL it is the answer: the GraphQL layer reports it as the field's error, with
+ * `extensions` (the problem details and a `code` such as TOO_MANY_REQUESTS).
+ */
 export class RateLimitException extends HttpException {
   /** `decision.reason` says which refusal: 'limit', 'ban', 'deny-list', 'store-error'. */
   constructor(
     status: number,
     readonly decision?: Decision,
+    readonly extensions?: ReturnType<typeof graphqlRefusal>,
   ) {
-    super({ status, policy: decision?.policy }, status);
+    super({ status, policy: decision?.policy, message: extensions?.detail }, status);
   }
 }
 
@@ -43,23 +57,50 @@ function held(outcome: Outcome, raw: ServerResponse): Promise<boolean> {
   return new Promise((resolve) => passOn(outcome, raw, resolve.bind(null, true), resolve.bind(null, false)));
 }
 
-function decide(outcome: Outcome, req: FrameworkRequest, res: PlatformResponse): boolean | Promise<boolean> {
-  const raw = rawOf(res);
+function decide(
+  outcome: Outcome,
+  req: FrameworkRequest,
+  raw: ServerResponse,
+  refuse: (outcome: Outcome) => never | Promise<never>,
+): boolean | Promise<boolean> {
   // Answered meanwhile, or the client left: the charge is back, and nothing runs for nobody.
   if (abandonIfLate(outcome, raw)) return false;
   if (outcome.decision !== undefined) setDecision(req, outcome.decision);
   const { headers } = outcome;
   // On Node's response on either platform: Fastify's writeHead merges them with its own.
   for (const name in headers) raw.setHeader(name, headers[name]!);
-  if (!outcome.pass) return refuse(outcome, req, res);
+  if (!outcome.pass) return refuse(outcome);
   if (outcome.delayMs > 0) return held(outcome, raw);
   passOn(outcome, raw, () => {});
   return true;
 }
 
+/** Decides one request. */
+function limit(
+  http: HttpHandler<FrameworkRequest, unknown>,
+  req: FrameworkRequest,
+  raw: ServerResponse,
+  refuse: (outcome: Outcome) => never | Promise<never>,
+): boolean | Promise<boolean> {
+  const outcome = http.handle(req);
+  if (!(outcome instanceof Promise)) return decide(outcome, req, raw, refuse);
+  return outcome.then((o) => decide(o, req, raw, refuse));
+}
+
+/**
+ * A GraphQL refusal is thrown for the GraphQL layer to report: it writes the response after the
+ * resolvers ran, so one written here would clash with it. The header fields are set all the same.
+ * Rejected rather than thrown, so that every field of the request meets the one refusal.
+ */
+function refuseGraphql(outcome: Outcome): Promise<never> {
+  return Promise.reject(new RateLimitException(outcome.status, outcome.decision, graphqlRefusal(outcome)));
+}
+
 /**
  * Limits HTTP requests by the module's options or a handler's `@RateLimit()` (APP_GUARD or `@UseGuards`);
  * the decision is on `req.rateLimit`; errors of the callbacks and of `handler` go to Nest's exception layer.
+ * GraphQL over HTTP is limited by the request behind the resolver; a context without one (rpc, ws) is
+ * let through, with ERR_SLUICE_UNLIMITED_CONTEXT.
  */
 @Injectable()
 export class SluiceGuard implements CanActivate {
@@ -67,14 +108,26 @@ export class SluiceGuard implements CanActivate {
   constructor(@Inject(RouteLimits) private readonly limits: RouteLimits) {}
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    if (context.getType() !== 'http') return true;
-    const req = context.switchToHttp().getRequest<FrameworkRequest>();
-    const http = this.limits.of(context.getHandler(), context.getClass(), req);
+    const type = context.getType<string>();
+    if (type === 'http') {
+      const req = context.switchToHttp().getRequest<FrameworkRequest>();
+      const http = this.limits.of(context.getHandler(), context.getClass(), req);
+      if (http === null) return true;
+      const res = context.switchToHttp().getResponse<PlatformResponse>();
+      return limit(http, req, rawOf(res), (outcome) => refuse(outcome, req, res));
+    }
+    // GraphQL's context is the resolver's third argument (@nestjs/graphql), read by shape.
+    const exchange: GraphqlExchange | undefined =
+      type === 'graphql' ? graphqlExchange(context.getArgs()[2]) : undefined;
+    const http = this.limits.of(context.getHandler(), context.getClass(), exchange?.req);
     if (http === null) return true;
-    const res = context.switchToHttp().getResponse<PlatformResponse>();
-    const outcome = http.handle(req);
-    if (!(outcome instanceof Promise)) return decide(outcome, req, res);
-    return outcome.then((o) => decide(o, req, res));
+    if (exchange === undefined) {
+      const where = `${context.getClass().name}.${context.getHandler().name}`;
+      http.warn(WarningCodes.UNLIMITED_CONTEXT, `${where} in a '${type}' context`);
+      return true;
+    }
+    const { req, res } = exchange;
+    return oncePerRequest(req, http, () => limit(http, req, res, refuseGraphql));
   }
 
   /** Forgets this request's subject (and its ban) under the limit that decided it: e.g. after a good login. */

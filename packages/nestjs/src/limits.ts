@@ -19,10 +19,10 @@ export class RouteLimits {
   }
 
   /** The limit of this handler of this controller (null: not limited), remembered for `req` (decidedBy). */
-  of(handler: Named, controller: Named, req: object): Http | null {
+  of(handler: Named, controller: Named, req: object | undefined): Http | null {
     if (!this.byHandler.has(handler)) this.byHandler.set(handler, this.build(handler, controller));
     const http = this.byHandler.get(handler)!; // null: not limited
-    if (http !== null && http !== this.module) this.decided.set(req, http);
+    if (req !== undefined && http !== null && http !== this.module) this.decided.set(req, http);
     return http;
   }
 

@@ -7,7 +7,8 @@ import { clientAddress } from './ip.js';
  * `allowList` / `denyList`, parsed. Entries are typed by their form (API.md r2): an IP address or a
  * CIDR range matches the client address only, any other entry the subject only (a verified or custom
  * subject, or the raw key or token before it is hashed). So a client cannot list itself by sending an
- * allow-listed address as its API key.
+ * allow-listed address as its API key. An entry ending in '/' and digits is a range (API.md r3): one
+ * whose address part is no address is an error, never a subject entry.
  */
 export type ListConfig<Req> =
   | {
@@ -30,6 +31,9 @@ function meantAsAddress(entry: string): boolean {
   const address = slash < 0 ? entry : entry.slice(0, slash);
   return IPV4_LIKE.test(address) || IPV6_LIKE.test(address);
 }
+
+/** Ends in '/' and digits: written as a CIDR range (API.md r3), whatever comes before the '/'. */
+const RANGE_SUFFIX = /\/\d+$/;
 
 /** The longest part of an entry an error message quotes. */
 const QUOTED_CHARS = 40;
@@ -64,6 +68,18 @@ function malformed(entry: string, option: string): never {
     ErrorCodes.INVALID_OPTION,
     option,
     `${quoted(entry)} is neither an IP address nor a CIDR range such as '10.0.0.0/8' or '2001:db8::/32'`,
+  );
+}
+
+/**
+ * Throws the configuration error of an entry written as a range whose address part is not an address
+ * (`10.0.0.O/8`, `not-an-ip/8`): as a subject entry it would never match the address meant.
+ */
+function notARange(entry: string, option: string): never {
+  return fail(
+    ErrorCodes.INVALID_OPTION,
+    option,
+    `${shown(entry)} is written as a CIDR range (it ends in '/' and digits) but what comes before the '/' is not an IP address; write the range with an IP address, such as '10.0.0.0/8' or '2001:db8::/32' (a subject that ends in '/' and digits is listed with a function instead: (req, subject) => subject === '…')`,
   );
 }
 
@@ -135,6 +151,8 @@ export function parseList<Req>(value: unknown, option: string): ListConfig<Req> 
     if (meantAsAddress(entry)) {
       addresses ??= new BlockList();
       addAddress(addresses, entry, `${option}[${i}]`);
+    } else if (RANGE_SUFFIX.test(entry)) {
+      notARange(entry, `${option}[${i}]`);
     } else {
       subjects ??= new Set();
       subjects.add(entry);

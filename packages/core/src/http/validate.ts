@@ -15,6 +15,7 @@ export const WarningCodes = {
   CREATED_PER_REQUEST: 'ERR_SLUICE_CREATED_PER_REQUEST',
   UNLIMITED_ROUTES: 'ERR_SLUICE_UNLIMITED_ROUTES',
   NO_CLIENT_ADDRESS: 'ERR_SLUICE_NO_CLIENT_ADDRESS',
+  UNLIMITED_CONTEXT: 'ERR_SLUICE_UNLIMITED_CONTEXT',
 } as const;
 
 export type WarningCode = (typeof WarningCodes)[keyof typeof WarningCodes];
@@ -38,6 +39,8 @@ const MESSAGES: Record<WarningCode, (limiter: string, detail: string) => string>
     `Limiter "${l}" was given no client address for its first requests: they all count as one client, ip:unknown. Fix: off @hono/node-server (Bun, Deno, Workers), pass a getIp that returns every request's address; elsewhere, make the framework give it (req.ip).`,
   ERR_SLUICE_UNLIMITED_ROUTES: (l, detail) =>
     `Limiter "${l}" never saw ${detail}, declared before the plugin or outside its scope: they are not limited. Fix: register the plugin first, in the scope of the routes.`,
+  ERR_SLUICE_UNLIMITED_CONTEXT: (l, detail) =>
+    `Limiter "${l}" guards ${detail}, which carries no HTTP request and response to limit by: it is let through, unlimited. Fix: limit it where it enters (the transport's own limits, or the HTTP route), or for GraphQL over Fastify give the driver context: (req, reply) => ({ req, reply }); @SkipRateLimit() on it says it is meant to be unlimited and silences this warning.`,
 };
 
 /** `validate`: true (every check), false (none), or checks turned off by code. */
