@@ -55,6 +55,21 @@ export function answers(framework: Framework): void {
     expect(JSON.parse(res.text)).toMatchObject({ status: 403, policy: 'ban', retryAfter: 7200 });
   });
 
+  // 6cc09fa answered the refusal that starts a ban with the policy's Retry-After (60 here): a client
+  // that waited that long met a 403 for the rest of the ban (API.md r3).
+  test("the refusal that starts a ban stays a 429 with Retry-After to the ban's end", async () => {
+    const onDecision = jest.fn();
+    const app = await start({ limit: 1, window: '1m', ban: { after: 3, for: '2h' }, onDecision });
+    expect(await statuses(app, 2)).toEqual([200, 429]);
+    expect(Number((await get(app)).headers['retry-after'])).toBeLessThan(7200);
+    const starts = await get(app);
+    expect(starts.status).toBe(429);
+    expect(starts.headers['retry-after']).toBe('7200');
+    expect(JSON.parse(starts.text)).toMatchObject({ status: 429, retryAfter: 7200 });
+    expect(onDecision.mock.calls.map(([, d]) => d.retryAfterMs)[3]).toBe(7_200_000);
+    expect((await get(app)).status).toBe(403);
+  });
+
   test('a ban outlasts the limit that started it', async () => {
     const clock = manualClock(1_699_920_000_000);
     const app = await start({

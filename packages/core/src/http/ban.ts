@@ -18,10 +18,13 @@ import type { BanConfig } from './options.js';
 export class Ban {
   private readonly strikes: Limiter;
   private readonly marker: Limiter;
+  /** How long a ban lasts, what the denial that starts one tells the client to wait. */
+  private readonly forMs: number;
 
   constructor(config: BanConfig, guarded: Limiter, store: Store) {
     const { name, prefix, storeTimeoutMs, denyCacheMs } = guarded.config;
     const names = banNames(name);
+    this.forMs = config.forMs;
     const shared = {
       store,
       prefix,
@@ -56,25 +59,34 @@ export class Ban {
   }
 
   /**
-   * Counts one denial of `subject`, and starts the ban at the `after`-th. Settles once both are in
-   * the store (undefined when a local store did it all at once), so a check made after that sees the
-   * ban. Never rejects: a strike lost to a store error is a strike not counted.
+   * Counts one denial of `subject`, and starts the ban at the `after`-th: gives how long the ban it
+   * started lasts (0 when none started), once both are in the store (a plain value when a local store
+   * did it all at once), so a check made after that sees the ban. Never rejects: a strike lost to a
+   * store error is a strike not counted.
    */
-  strike(subject: string): Promise<void> | undefined {
+  strike(subject: string): number | Promise<number> {
     const counted = this.strikes.decide(subject, 1, 'consume');
-    if (counted instanceof Promise) return counted.then((d) => this.afterStrike(subject, d), ignore);
+    if (counted instanceof Promise) return counted.then((d) => this.afterStrike(subject, d), none);
     return this.afterStrike(subject, counted);
   }
 
-  private afterStrike(subject: string, counted: Decision): Promise<void> | undefined {
-    if (counted.allowed && counted.remaining > 0) return undefined;
-    if (counted.reason === 'store-error') return undefined;
+  private afterStrike(subject: string, counted: Decision): number | Promise<number> {
+    if (counted.allowed && counted.remaining > 0) return 0;
+    if (counted.reason === 'store-error') return 0;
     // The strikes start over, so a ban that ends does not leave the next denial one strike from
     // another. Sent together with the marker: one round trip more, on the denial that bans only.
-    const reset = this.strikes.reset(subject).catch(ignore);
+    const reset = this.strikes.reset(subject).catch(none);
     const started = this.marker.decide(subject, 1, 'consume');
-    return started instanceof Promise ? Promise.all([reset, started]).then(ignore, ignore) : undefined;
+    if (!(started instanceof Promise)) return this.lasts(started);
+    return Promise.all([reset, started]).then(([, s]) => this.lasts(s), none);
+  }
+
+  /** The ban's length when `started` took its marker; 0 when it did not (a store error lets it be). */
+  private lasts(started: Decision): number {
+    return started.allowed && started.degraded !== true ? this.forMs : 0;
   }
 }
 
-function ignore(): void {}
+function none(): number {
+  return 0;
+}

@@ -481,13 +481,28 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     return blocked(403, headers, body, check, this.config.handler);
   }
 
-  /** `at`: the decision clock's reading just before the decision, when legacy fields are sent. */
+  /**
+   * A denial's strike is recorded before the denial is answered, so a ban it starts holds for the very
+   * next request, in every process (a remote store: one more round trip, on denials only); and the
+   * denial that starts one says so to `onDecision`, the channels and the client: its retry time runs
+   * to the ban's end (API.md r3).
+   */
   private answer(
     req: Req,
     subject: string,
     decision: Decision,
     at: number | undefined,
   ): Maybe<Outcome<Req, Res>> {
+    const { ban } = this;
+    if (ban === undefined || decision.allowed || decision.reason === 'store-error')
+      return this.answered(req, decision, at);
+    const struck = ban.strike(subject);
+    if (!(struck instanceof Promise)) return this.answered(req, banFor(decision, struck), at);
+    return struck.then((banMs) => this.answered(req, banFor(decision, banMs), at));
+  }
+
+  /** `at`: the decision clock's reading just before the decision, when legacy fields are sent. */
+  private answered(req: Req, decision: Decision, at: number | undefined): Outcome<Req, Res> {
     if (decisionChannel.hasSubscribers) announceDecision(this.limiter, decision);
     this.report(req, decision);
     const { config } = this;
@@ -510,11 +525,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
         stack(req as object, previous, config.headers, decision, headers, this.writeHeaders);
     }
     if (decision.allowed) return this.passed(decision, headers);
-    const outcome = this.limited(decision, headers);
-    // The strike is recorded before the denial is answered, so a ban it starts holds for the very
-    // next request, in every process (a remote store: one more round trip, on denials only).
-    const struck = this.ban?.strike(subject);
-    return struck === undefined ? outcome : struck.then(() => outcome);
+    return this.limited(decision, headers);
   }
 
   private limited(decision: Decision, headers: Record<string, string>): Outcome<Req, Res> {
@@ -574,6 +585,14 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
       giveBack?.().catch(ignore);
     };
   }
+}
+
+/**
+ * A denial that started a ban of `banMs`: the same call is allowed again only once the ban ends. A
+ * copy: a store may hand the same denial out again (the deny cache).
+ */
+function banFor(decision: Decision, banMs: number): Decision {
+  return banMs > decision.retryAfterMs ? { ...decision, retryAfterMs: banMs } : decision;
 }
 
 function checkCost(units: unknown): number {
