@@ -1,5 +1,6 @@
 import { MemoryStore } from '@sluice/core';
 import request from 'supertest';
+import { recordWarnings } from '../../support/warnings.js';
 import type { Framework } from '../framework.js';
 import { get, recording, serving } from '../support.js';
 
@@ -53,6 +54,37 @@ export function subjects(framework: Framework): void {
       expect(await forwardedFor(app, ['1.2.3.4', '::ffff:1.2.3.4', '1.2.3.4', '::ffff:1.2.3.5'])).toEqual([
         200, 200, 429, 200,
       ]);
+    });
+  });
+
+  // 6cc09fa took `203.0.113.66:51000` (a proxy that appends the client's port, as Azure Application
+  // Gateway does) for a subject of its own per connection, and denyList: ['203.0.113.66'] let it through.
+  describe('addresses written with a port (API.md r3)', () => {
+    const { codes } = recordWarnings();
+    const notAnAddress = () => codes.filter((c) => c === 'ERR_SLUICE_NOT_AN_ADDRESS');
+
+    test('an IPv4 address with a port, and [IPv6]:port, are that address', async () => {
+      const app = await start({ limit: 2, window: '1m' }, { trustProxy: true });
+      const ports = ['203.0.113.66:51000', '203.0.113.66:51001', '203.0.113.66:51002', '203.0.113.66'];
+      expect(await forwardedFor(app, ports)).toEqual([200, 200, 429, 429]);
+      const v6 = ['[2001:db8::1]:443', '[2001:db8::2]:444', '2001:db8::3'];
+      expect(await forwardedFor(app, v6)).toEqual([200, 200, 429]);
+      expect(notAnAddress()).toEqual([]);
+    });
+
+    test('denyList matches the address behind the port', async () => {
+      const app = await start({ limit: 5, window: '1m', denyList: ['203.0.113.66'] }, { trustProxy: true });
+      expect(await forwardedFor(app, ['203.0.113.66:51000', '[203.0.113.66]:80', '203.0.113.67:1'])).toEqual([
+        403, 403, 200,
+      ]);
+    });
+
+    test('what is no IP address is warned of once, with a code, and still limited', async () => {
+      const app = await start({ limit: 1, window: '1m' }, { trustProxy: true });
+      expect(await forwardedFor(app, ['203.0.113.07', '203.0.113.07', '3405803783'])).toEqual([
+        200, 429, 200,
+      ]);
+      expect(notAnAddress()).toEqual(['ERR_SLUICE_NOT_AN_ADDRESS']);
     });
   });
 

@@ -68,7 +68,7 @@ import { announceDecision, type Limiter } from '../limiter.js';
 import type { Store } from '../stores/store.js';
 import { Ban } from './ban.js';
 import { type HeaderWriter, headerWriter, recordDecisionTime, retryAfterSeconds } from './headers.js';
-import { clientAddress } from './ip.js';
+import { clientAddress, quoted } from './ip.js';
 import { type ListConfig, listHolds } from './lists.js';
 import { type HttpConfig, parseHttpOptions } from './options.js';
 import { bannedBody, deniedBody, limitedBody, ProblemBodies, storeErrorBody } from './responses.js';
@@ -304,9 +304,12 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     private readonly reader: RequestReader<Req>,
   ) {
     this.limiter = config.limiter;
-    this.resolver = new SubjectResolver(config.subject, reader, () => {
-      if (this.watching && ++this.addressless === ADDRESSLESS_REQUESTS)
-        this.warnings.warn(WarningCodes.NO_CLIENT_ADDRESS);
+    this.resolver = new SubjectResolver(config.subject, reader, {
+      addressless: () => {
+        if (this.watching && ++this.addressless === ADDRESSLESS_REQUESTS)
+          this.warnings.warn(WarningCodes.NO_CLIENT_ADDRESS);
+      },
+      notAnAddress: (ip) => this.warnings.warn(WarningCodes.NOT_AN_ADDRESS, quoted(ip)),
     });
     this.writeHeaders = headerWriter(config.headers, config.legacyHeaders, config.limiter.policies);
     this.clock = config.legacyHeaders ? decisionClock(config.store) : undefined;

@@ -1,4 +1,4 @@
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIP, isIPv4, isIPv6 } from 'node:net';
 
 /**
  * Client addresses as subjects. Total over strings: anything that is not an address is kept as it
@@ -6,6 +6,23 @@ import { isIPv4, isIPv6 } from 'node:net';
  */
 
 const MAPPED = /^::ffff:/i;
+/**
+ * An address with the client's port, as some proxies write X-Forwarded-For (Azure Application
+ * Gateway: `203.0.113.7:51000`) and RFC 7239 writes `for=`: IPv4 with `:port`, IPv6 in brackets.
+ */
+const WITH_PORT = /^(?:(\d{1,3}(?:\.\d{1,3}){3})|\[([^\]]+)\]):\d{1,5}$/;
+
+/** The longest part of an address (or what was given as one) a message quotes. */
+const QUOTED_CHARS = 40;
+
+/**
+ * An address (or what was given as one, or a list entry written as one), as a message shows it:
+ * quoted, and only its start with its length when long. An address is no secret, so it may be shown.
+ */
+export function quoted(entry: string): string {
+  if (entry.length <= QUOTED_CHARS) return JSON.stringify(entry);
+  return `${JSON.stringify(entry.slice(0, QUOTED_CHARS)).slice(0, -1)}…" (${entry.length} characters)`;
+}
 
 /** Strips what may surround an address: brackets and an IPv6 zone (`[fe80::1%eth0]`). */
 function unwrap(ip: string): string {
@@ -71,9 +88,14 @@ function isMapped(g: readonly number[]): boolean {
 /**
  * The address a client is limited under: IPv4 as is; IPv4-mapped IPv6 as its IPv4; other IPv6 as the
  * network of its first `subnet` bits (`2001:db8:1:2::/64`), or the full canonical address when
- * `subnet` is false; anything else unchanged.
+ * `subnet` is false; an address written with a port as that address; anything else unchanged.
  */
 export function clientAddress(ip: string, subnet: number | false): string {
+  return addressOf(ip, subnet) ?? ip;
+}
+
+/** `clientAddress`, or undefined when `ip` is no IP address (with or without a port). */
+export function addressOf(ip: string, subnet: number | false): string | undefined {
   if (isIPv4(ip)) return ip;
   // The common case first: an IPv4 client on a dual-stack socket.
   if (MAPPED.test(ip)) {
@@ -82,7 +104,12 @@ export function clientAddress(ip: string, subnet: number | false): string {
   }
   const bare = unwrap(ip);
   if (isIPv4(bare)) return bare;
-  if (!isIPv6(bare)) return ip;
+  if (!isIPv6(bare)) {
+    const port = WITH_PORT.exec(ip);
+    // Only an address with a port: `[1.2.3.4:5]:6` and the like are nothing.
+    const inner = port?.[1] ?? port?.[2];
+    return inner !== undefined && isIP(unwrap(inner)) !== 0 ? addressOf(inner, subnet) : undefined;
+  }
   const g = groups(bare);
   if (isMapped(g)) return `${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}`;
   if (subnet === false || subnet >= 128) return g.map((x) => x.toString(16)).join(':');

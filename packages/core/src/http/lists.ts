@@ -1,7 +1,7 @@
 import { BlockList, isIP, isIPv4 } from 'node:net';
 import { describeValue, ErrorCodes } from '../errors.js';
 import { fail } from '../options.js';
-import { clientAddress } from './ip.js';
+import { clientAddress, quoted } from './ip.js';
 
 /**
  * `allowList` / `denyList`, parsed. Entries are typed by their form (API.md r2): an IP address or a
@@ -35,19 +35,8 @@ function meantAsAddress(entry: string): boolean {
 /** Ends in '/' and digits: written as a CIDR range (API.md r3), whatever comes before the '/'. */
 const RANGE_SUFFIX = /\/\d+$/;
 
-/** The longest part of an entry an error message quotes. */
-const QUOTED_CHARS = 40;
 /** The prefix at which IPv4-mapped IPv6 addresses (::ffff:0:0/96) begin: the IPv4 address follows. */
 const MAPPED_PREFIX = 96;
-
-/**
- * An entry written as an address, as an error message shows it: quoted, and only its start with its
- * length when long. Such an entry is an address, not a secret, so unlike a subject it may be shown.
- */
-function quoted(entry: string): string {
-  if (entry.length <= QUOTED_CHARS) return JSON.stringify(entry);
-  return `${JSON.stringify(entry.slice(0, QUOTED_CHARS)).slice(0, -1)}…" (${entry.length} characters)`;
-}
 
 /** An entry as an error message shows it: an address quoted, anything else as any value (a key stays hidden). */
 function shown(entry: string): string {

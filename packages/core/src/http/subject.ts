@@ -1,4 +1,4 @@
-import { clientAddress } from './ip.js';
+import { addressOf } from './ip.js';
 import type { RequestReader, SubjectSource } from './types.js';
 
 /**
@@ -54,6 +54,16 @@ export function bearerToken(header: string | undefined): string | undefined {
   return BEARER.exec(header)?.[1];
 }
 
+/** What a resolver tells the validation warnings of. */
+export interface AddressNotices {
+  /** A request limited by address that has none. */
+  addressless(): void;
+  /** A client address that is no IP address (`ip`, as the framework gave it). */
+  notAnAddress(ip: string): void;
+}
+
+const QUIET: AddressNotices = { addressless() {}, notAnAddress() {} };
+
 export class SubjectResolver<Req> {
   /** The last address and its subject: a client's requests often come in a row (a keep-alive connection). */
   private lastIp = '';
@@ -62,8 +72,8 @@ export class SubjectResolver<Req> {
   constructor(
     private readonly config: SubjectConfig<Req>,
     private readonly reader: RequestReader<Req>,
-    /** Told of each request limited by address that has none (the validation warnings). */
-    private readonly addressless: () => void = () => {},
+    /** Told of what the validation warnings want to know. */
+    private readonly notices: AddressNotices = QUIET,
   ) {}
 
   /**
@@ -73,11 +83,14 @@ export class SubjectResolver<Req> {
   ipSubject(req: Req): string {
     const ip = this.reader.ip(req);
     if (!ip) {
-      if (this.reader.gone?.(req) !== true) this.addressless();
+      if (this.reader.gone?.(req) !== true) this.notices.addressless();
       return 'ip:unknown';
     }
     if (ip === this.lastIp) return this.lastSubject;
-    this.lastSubject = `ip:${clientAddress(ip, this.config.ipv6Subnet)}`;
+    const address = addressOf(ip, this.config.ipv6Subnet);
+    // Not silently a subject of its own: a proxy that writes something else would go unseen.
+    if (address === undefined) this.notices.notAnAddress(ip);
+    this.lastSubject = `ip:${address ?? ip}`;
     this.lastIp = ip;
     return this.lastSubject;
   }

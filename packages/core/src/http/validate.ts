@@ -15,6 +15,7 @@ export const WarningCodes = {
   CREATED_PER_REQUEST: 'ERR_SLUICE_CREATED_PER_REQUEST',
   UNLIMITED_ROUTES: 'ERR_SLUICE_UNLIMITED_ROUTES',
   NO_CLIENT_ADDRESS: 'ERR_SLUICE_NO_CLIENT_ADDRESS',
+  NOT_AN_ADDRESS: 'ERR_SLUICE_NOT_AN_ADDRESS',
   UNLIMITED_CONTEXT: 'ERR_SLUICE_UNLIMITED_CONTEXT',
 } as const;
 
@@ -37,6 +38,8 @@ const MESSAGES: Record<WarningCode, (limiter: string, detail: string) => string>
     `Rate limiters are being created while requests are served (such as inside a handler): each starts empty and never limits anything. Fix: create them once, at start-up.`,
   ERR_SLUICE_NO_CLIENT_ADDRESS: (l) =>
     `Limiter "${l}" was given no client address for its first requests: they all count as one client, ip:unknown. Fix: off @hono/node-server (Bun, Deno, Workers), pass a getIp that returns every request's address; elsewhere, make the framework give it (req.ip).`,
+  ERR_SLUICE_NOT_AN_ADDRESS: (l, detail) =>
+    `Limiter "${l}" was given the client address ${detail}, which is no IP address (an address with a port, ':51000' or '[…]:443', is taken as that address): each such value is limited as a client of its own. Fix: make the framework (or getIp) give the client's IP address, e.g. trust only your own proxies so that X-Forwarded-For is read as they write it.`,
   ERR_SLUICE_UNLIMITED_ROUTES: (l, detail) =>
     `Limiter "${l}" never saw ${detail}, declared before the plugin or outside its scope: they are not limited. Fix: register the plugin first, in the scope of the routes.`,
   ERR_SLUICE_UNLIMITED_CONTEXT: (l, detail) =>

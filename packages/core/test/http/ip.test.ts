@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { clientAddress } from '../../src/http/ip.js';
+import { addressOf, clientAddress } from '../../src/http/ip.js';
 
 describe('clientAddress', () => {
   test('IPv4 stays as it is', () => {
@@ -35,6 +35,18 @@ describe('clientAddress', () => {
     expect(clientAddress('fe80::1%eth0', false)).toBe('fe80:0:0:0:0:0:0:1');
     expect(clientAddress('1:2:3:4:5:6:7.8.9.10', false)).toBe('1:2:3:4:5:6:708:90a');
     expect(clientAddress('::7.8.9.10', false)).toBe('0:0:0:0:0:0:708:90a');
+  });
+
+  // 6cc09fa kept them whole: a proxy that appends the client's port made each connection a subject.
+  test('an address written with a port is that address (IPv4:port, [IPv6]:port)', () => {
+    expect(clientAddress('203.0.113.66:51000', 64)).toBe('203.0.113.66');
+    expect(clientAddress('[2001:db8:1:2::1]:443', 64)).toBe('2001:db8:1:2::/64');
+    expect(clientAddress('[::ffff:203.0.113.66]:80', 64)).toBe('203.0.113.66');
+    expect(clientAddress('[203.0.113.66]:80', 64)).toBe('203.0.113.66');
+    expect(clientAddress('[fe80::1%eth0]:80', false)).toBe('fe80:0:0:0:0:0:0:1');
+    for (const s of ['203.0.113.07:80', '[garbage]:80', '1.2.3.4:', '1.2.3.4:x', '[1.2.3.4:5]:6']) {
+      expect(addressOf(s, 64)).toBeUndefined();
+    }
   });
 
   test('anything that is not an address is kept as it is', () => {
