@@ -51,3 +51,29 @@ it('Fastify: warns once when hooks are made per request with app.rateLimit(optio
   spy.mockRestore();
   await app.close();
 });
+
+// 6cc09fa warned when a process built several apps after one had started serving (tests, a
+// multi-tenant server adding tenants): their limiters were made while requests were served.
+it('is silent for apps built while another app serves', async () => {
+  let rateLimiter!: typeof RateLimiter;
+  jest.isolateModules(() => {
+    ({ rateLimiter } = require('@sluice/express'));
+  });
+  const codes: string[] = [];
+  const spy = jest.spyOn(process, 'emitWarning').mockImplementation(((_: string, o?: { code?: string }) => {
+    if (o?.code) codes.push(o.code);
+  }) as never);
+  const serving = expressVersions[0]![1]();
+  serving.use(rateLimiter({ limit: 100, window: '1m' }));
+  serving.get('/', (_req, res) => void res.send('ok'));
+  await request(serving).get('/');
+  for (let i = 0; i < 5; i++) {
+    const tenant = expressVersions[0]![1]();
+    tenant.use(rateLimiter({ name: 'tenant', limit: 100, window: '1m' }));
+    tenant.get('/', (_req, res) => void res.send('ok'));
+    await request(tenant).get('/');
+    await request(serving).get('/');
+  }
+  expect(codes).toEqual([]);
+  spy.mockRestore();
+});

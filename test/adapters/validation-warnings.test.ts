@@ -60,6 +60,43 @@ describe('Express', () => {
     expect(codes).toEqual(['ERR_SLUICE_TRUST_PROXY_ALL']);
   });
 
+  // 6cc09fa checked only the first app a middleware served, and marked an app checked even when that
+  // limiter had the warning off: later limiters, and other apps, stayed silent.
+  it('ERR_SLUICE_TRUST_PROXY_ALL for each app a middleware serves, and after a limiter that has it off', async () => {
+    const shared = rateLimiter(limit);
+    const apps = [false, true].map((trust) => {
+      const app = expressVersions[0]![1]();
+      app.set('trust proxy', trust);
+      app.use(shared);
+      app.get('/', (_req, res) => void res.send('ok'));
+      return app;
+    });
+    for (const app of apps) await request(app).get('/');
+    expect(codes).toEqual(['ERR_SLUICE_TRUST_PROXY_ALL']);
+    codes.length = 0;
+    const app = expressVersions[0]![1]();
+    app.set('trust proxy', true);
+    app.use(rateLimiter({ ...limit, validate: { ERR_SLUICE_TRUST_PROXY_ALL: false } }));
+    app.use(rateLimiter({ ...limit, name: 'second' }));
+    app.get('/', (_req, res) => void res.send('ok'));
+    await request(app).get('/');
+    expect(codes).toEqual(['ERR_SLUICE_TRUST_PROXY_ALL']);
+  });
+
+  // 6cc09fa emitted a warning with no code for every failed call: 2,000 requests, 2,000 lines.
+  it('ERR_SLUICE_ON_DECISION_FAILED: an asynchronous onDecision that rejects, once per limiter', async () => {
+    const onDecision = () => Promise.reject(new Error('metrics are down'));
+    await express(undefined, { ...limit, onDecision });
+    await express(undefined, { ...limit, onDecision });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(codes).toEqual(['ERR_SLUICE_ON_DECISION_FAILED', 'ERR_SLUICE_ON_DECISION_FAILED']);
+    expect(messages[0]).toContain('metrics are down');
+    codes.length = 0;
+    await express(undefined, { ...limit, onDecision, validate: { ERR_SLUICE_ON_DECISION_FAILED: false } });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(codes).toEqual([]);
+  });
+
   it('ERR_SLUICE_UNVERIFIED_CREDENTIAL at construction; silent with verify', () => {
     rateLimiter({ ...limit, subject: ['api-key', 'ip'] });
     expect(codes).toEqual(['ERR_SLUICE_UNVERIFIED_CREDENTIAL']);

@@ -76,7 +76,7 @@ import { countHandler, mayStack, stack } from './stacking.js';
 import { type Identity, isThenable, SubjectResolver } from './subject.js';
 import { checkTrustProxy } from './trust-proxy.js';
 import type { HttpOptions, RequestReader } from './types.js';
-import { limiterMade, servingStarted, type WarningCode, WarningCodes, Warnings } from './validate.js';
+import { currentTurn, madeForRequest, type WarningCode, WarningCodes, Warnings } from './validate.js';
 
 /** The Content-Type of every body Sluice sends (RFC 9457). */
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -108,8 +108,11 @@ export interface HttpHandler<Req, Res = unknown> {
   handle(req: Req): HttpOutcome<Req, Res> | Promise<HttpOutcome<Req, Res>>;
   /** The subject `handle` would use for this request (kind-prefixed, credentials hashed). */
   subjectOf(req: Req): string | Promise<string>;
-  /** Emits a validation warning of this limiter (once, unless `validate` turned it off): for adapters' own checks. */
-  warn(code: WarningCode, detail?: string): void;
+  /**
+   * Emits a validation warning of this limiter (once, unless `validate` turned it off): for adapters'
+   * own checks. Whether it is out (now or before): false when turned off.
+   */
+  warn(code: WarningCode, detail?: string): boolean;
   /** Forgets the subject this request maps to (under every plan), and lifts its ban. */
   reset(req: Req): Promise<void>;
 }
@@ -184,8 +187,8 @@ class PlanHandler<Req, Res> implements HttpHandler<Req, Res> {
     await Promise.all([...this.handlers.values()].map((h) => h.limiter.reset(subject)));
   }
 
-  warn(code: WarningCode, detail?: string): void {
-    this.first.warn(code, detail);
+  warn(code: WarningCode, detail?: string): boolean {
+    return this.first.warn(code, detail);
   }
 }
 
@@ -298,6 +301,10 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   private readonly recent = new WeakSet<object>();
   /** The default subject and no lists: the address is the subject, with no Identity to build or screen. */
   private readonly byAddress: boolean;
+  /** The event loop's turn this handler was made in (ERR_SLUICE_CREATED_PER_REQUEST). */
+  private readonly madeIn: number;
+  /** The apps (Express app, Fastify instance) whose trust-proxy setting this handler checked. */
+  private readonly apps = new WeakSet<object>();
 
   constructor(
     private readonly config: HttpConfig<Req, Res>,
@@ -330,11 +337,11 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     if (verify === undefined && sources.some((s) => s === 'api-key' || s === 'token')) {
       this.warnings.warn(WarningCodes.UNVERIFIED_CREDENTIAL);
     }
-    limiterMade(config.limiter.name, this.warnings);
+    this.madeIn = currentTurn();
   }
 
-  warn(code: WarningCode, detail?: string): void {
-    this.warnings.warn(code, detail);
+  warn(code: WarningCode, detail?: string): boolean {
+    return this.warnings.warn(code, detail);
   }
 
   async reset(req: Req): Promise<void> {
@@ -343,11 +350,15 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
 
   /** The validation warnings only a request can show: a proxy ignored or trusted blindly, a double count, no address. */
   private watch(req: Req): void {
-    servingStarted();
-    if (this.watched === 0) {
-      // A warning never costs a request: an app whose setting cannot be read is left unchecked.
+    if (this.watched === 0 && currentTurn() === this.madeIn) madeForRequest(this.limiter.name, this.warnings);
+    // Every app the handler serves (one middleware may be mounted on several, or on a sub-app with a
+    // setting of its own); a warning never costs a request: an app whose setting cannot be read is left.
+    const app = this.reader.app?.(req);
+    // An Express app is a function.
+    if ((typeof app === 'object' || typeof app === 'function') && app !== null && !this.apps.has(app)) {
+      this.apps.add(app);
       try {
-        checkTrustProxy(this.reader.app?.(req), this);
+        checkTrustProxy(app, this);
       } catch {}
     }
     if (++this.watched >= WATCHED_REQUESTS) this.watching = false;
@@ -551,12 +562,20 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     if (onDecision === undefined) return;
     try {
       const done = onDecision(req, decision);
-      if (isThenable(done)) Promise.resolve(done).catch(warnOnDecision);
+      if (isThenable(done)) Promise.resolve(done).catch(this.onDecisionFailed);
     } catch (error) {
       (decision.release ?? decision.refund)?.().catch(ignore);
       throw error;
     }
   }
+
+  /** An asynchronous onDecision that failed: reported once per limiter, never an unhandled rejection. */
+  private readonly onDecisionFailed = (error: unknown): void => {
+    this.warnings.warn(
+      WarningCodes.ON_DECISION_FAILED,
+      error instanceof Error ? error.message : describeValue(error),
+    );
+  };
 
   private passed(decision: Decision, headers: Record<string, string>): Outcome<Req, Res> {
     return {
@@ -603,11 +622,4 @@ function checkCost(units: unknown): number {
     throw new TypeError(`the cost option returned ${String(units)}; expected a positive integer`);
   }
   return units;
-}
-
-/** An asynchronous onDecision that failed: reported, never an unhandled rejection. */
-function warnOnDecision(error: unknown): void {
-  process.emitWarning(`onDecision failed: ${error instanceof Error ? error.message : String(error)}`, {
-    type: 'SluiceWarning',
-  });
 }

@@ -1,7 +1,10 @@
 import type { HttpHandler } from './handle.js';
 import { WarningCodes } from './validate.js';
 
-/** Apps whose setting was checked: a setting of the app is told once, not once per limiter. */
+/**
+ * Apps whose setting was told of (or is fine): a setting of the app is told once, not once per
+ * limiter; an app is marked only once a limiter that has the warning on has told it.
+ */
 const checked = new WeakSet<object>();
 
 /**
@@ -39,18 +42,28 @@ export function checkTrustProxy(app: unknown, http: Pick<HttpHandler<never>, 'wa
   const fastify = fastifyRoot(app);
   const owner = fastify?.owner ?? app;
   if (checked.has(owner)) return;
-  checked.add(owner);
+  const told = (
+    code: typeof WarningCodes.TRUST_PROXY_ALL | typeof WarningCodes.TRUST_PROXY_IGNORED,
+    detail?: string,
+  ) => {
+    if (http.warn(code, detail)) checked.add(owner);
+  };
   if (fastify === undefined) {
     // Express: app.get(setting) with one argument reads the setting.
     const express = app as { get?: (setting: string) => unknown; set?: unknown };
-    if (typeof express.get === 'function' && typeof express.set === 'function') {
-      if (express.get('trust proxy') === true) http.warn(WarningCodes.TRUST_PROXY_ALL);
-    }
+    if (typeof express.get !== 'function' || typeof express.set !== 'function') return;
+    if (express.get('trust proxy') === true) told(WarningCodes.TRUST_PROXY_ALL);
+    else checked.add(owner);
     return;
   }
   const { trustProxy } = fastify;
-  if (trustProxy === true) http.warn(WarningCodes.TRUST_PROXY_ALL);
-  else if (typeof trustProxy === 'number' && !appliesHopCount((owner as { version?: string }).version)) {
-    http.warn(WarningCodes.TRUST_PROXY_IGNORED, `trustProxy: ${trustProxy} (a hop count)`);
-  }
+  if (trustProxy === true) told(WarningCodes.TRUST_PROXY_ALL);
+  // 0 trusts nothing: there is no hop count to ignore.
+  else if (
+    typeof trustProxy === 'number' &&
+    trustProxy > 0 &&
+    !appliesHopCount((owner as { version?: string }).version)
+  ) {
+    told(WarningCodes.TRUST_PROXY_IGNORED, `trustProxy: ${trustProxy} (a hop count)`);
+  } else checked.add(owner);
 }

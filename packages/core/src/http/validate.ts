@@ -16,6 +16,7 @@ export const WarningCodes = {
   UNLIMITED_ROUTES: 'ERR_SLUICE_UNLIMITED_ROUTES',
   NO_CLIENT_ADDRESS: 'ERR_SLUICE_NO_CLIENT_ADDRESS',
   NOT_AN_ADDRESS: 'ERR_SLUICE_NOT_AN_ADDRESS',
+  ON_DECISION_FAILED: 'ERR_SLUICE_ON_DECISION_FAILED',
   UNLIMITED_CONTEXT: 'ERR_SLUICE_UNLIMITED_CONTEXT',
 } as const;
 
@@ -34,12 +35,14 @@ const MESSAGES: Record<WarningCode, (limiter: string, detail: string) => string>
     `Limiter "${l}" limits by API key or token without verify: a client can mint a fresh quota per request by inventing keys. Fix: pass verify (credential => subject or null), or back the limit with an IP limit.`,
   ERR_SLUICE_DOUBLE_COUNT: (l) =>
     `Limiter "${l}" ran twice on one request, so each request is charged twice. Fix: apply it once (app-wide or on the route, not both).`,
-  ERR_SLUICE_CREATED_PER_REQUEST: () =>
-    `Rate limiters are being created while requests are served (such as inside a handler): each starts empty and never limits anything. Fix: create them once, at start-up.`,
+  ERR_SLUICE_CREATED_PER_REQUEST: (l) =>
+    `Rate limiters named "${l}" are being created per request (inside a handler): each starts empty and never limits anything. Fix: create them once, at start-up.`,
   ERR_SLUICE_NO_CLIENT_ADDRESS: (l) =>
     `Limiter "${l}" was given no client address for its first requests: they all count as one client, ip:unknown. Fix: off @hono/node-server (Bun, Deno, Workers), pass a getIp that returns every request's address; elsewhere, make the framework give it (req.ip).`,
   ERR_SLUICE_NOT_AN_ADDRESS: (l, detail) =>
     `Limiter "${l}" was given the client address ${detail}, which is no IP address (an address with a port, ':51000' or '[…]:443', is taken as that address): each such value is limited as a client of its own. Fix: make the framework (or getIp) give the client's IP address, e.g. trust only your own proxies so that X-Forwarded-For is read as they write it.`,
+  ERR_SLUICE_ON_DECISION_FAILED: (l, detail) =>
+    `Limiter "${l}": an asynchronous onDecision failed (${detail}); later failures are not reported. The decisions stand. Fix: catch errors inside onDecision.`,
   ERR_SLUICE_UNLIMITED_ROUTES: (l, detail) =>
     `Limiter "${l}" never saw ${detail}, declared before the plugin or outside its scope: they are not limited. Fix: register the plugin first, in the scope of the routes.`,
   ERR_SLUICE_UNLIMITED_CONTEXT: (l, detail) =>
@@ -88,30 +91,49 @@ export class Warnings {
     return this.off !== false;
   }
 
-  warn(code: WarningCode, detail = ''): void {
-    if (this.off === false || this.off.has(code) || this.warned.has(code)) return;
+  /** Emits the warning unless turned off or emitted already; whether it is out (now or before). */
+  warn(code: WarningCode, detail = ''): boolean {
+    if (this.off === false || this.off.has(code)) return false;
+    if (this.warned.has(code)) return true;
     this.warned.add(code);
     process.emitWarning(MESSAGES[code](this.limiter, detail), { code, type: 'SluiceWarning' });
+    return true;
   }
 }
 
-/** Whether requests are being served in this process: limiters made after that are suspect. */
-let serving = false;
-/** Limiters made while serving, by name: one made per request repeats its name. */
-const madeWhileServing = new Map<string, number>();
-/** Limiters of one name made once serving has begun before the warning: a lazy one or two are no pattern. */
-const MADE_WHILE_SERVING = 3;
+/**
+ * Limiters made per request (inside a handler) each start empty and never limit anything. Such a
+ * limiter decides its first request in the very turn of the event loop it was made in, which one made
+ * for a new app (tests, multi-tenant servers building apps while others serve) never does: its first
+ * request comes over the network, in a later turn. Turns are told apart by a counter that a timer
+ * moves on, set only while limiters are being made.
+ */
+let turn = 0;
+let turning = false;
+
+/** The current turn of the event loop, as far as limiter-making needs to tell. */
+export function currentTurn(): number {
+  if (!turning) {
+    turning = true;
+    setTimeout(() => {
+      turn++;
+      turning = false;
+    }, 0);
+  }
+  return turn;
+}
+
+/** Limiters by name that decided their first request in the turn they were made in. */
+const madePerRequest = new Map<string, number>();
+/** How many of one name before the warning: a lazy one or two are no pattern. */
+const MADE_PER_REQUEST = 3;
 /** Names remembered; past that the check has seen enough. */
 const NAMES_KEPT = 1000;
 
-export function servingStarted(): void {
-  serving = true;
-}
-
-/** Counts a limiter made; warns (through `warnings`) once several of its name were made while serving. */
-export function limiterMade(name: string, warnings: Warnings): void {
-  if (!serving || madeWhileServing.size >= NAMES_KEPT) return;
-  const made = (madeWhileServing.get(name) ?? 0) + 1;
-  madeWhileServing.set(name, made);
-  if (made === MADE_WHILE_SERVING) warnings.warn(WarningCodes.CREATED_PER_REQUEST);
+/** A limiter decided its first request in the turn it was made in: counted by name, warned of at the third. */
+export function madeForRequest(name: string, warnings: Warnings): void {
+  if (madePerRequest.size >= NAMES_KEPT) return;
+  const made = (madePerRequest.get(name) ?? 0) + 1;
+  madePerRequest.set(name, made);
+  if (made === MADE_PER_REQUEST) warnings.warn(WarningCodes.CREATED_PER_REQUEST);
 }

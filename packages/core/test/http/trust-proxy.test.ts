@@ -5,9 +5,10 @@ function fastifyOf(version: string, trustProxy: unknown): object {
   return { version, [Symbol('fastify.options')]: { trustProxy } };
 }
 
-function warnings(app: unknown): string[] {
+/** The warnings one limiter gives for `app`; `on: false`, a limiter that has them turned off. */
+function warnings(app: unknown, on = true): string[] {
   const codes: string[] = [];
-  checkTrustProxy(app, { warn: (code) => void codes.push(code) });
+  checkTrustProxy(app, { warn: (code) => on && codes.push(code) > 0 });
   return codes;
 }
 
@@ -25,4 +26,18 @@ describe('a Fastify hop count', () => {
   it('trustProxy: true trusts every client, on any version', () => {
     expect(warnings(fastifyOf('5.11.3', true))).toEqual([WarningCodes.TRUST_PROXY_ALL]);
   });
+
+  // 6cc09fa warned TRUST_PROXY_IGNORED of 0, which trusts nothing.
+  it('trustProxy: 0 trusts nothing: no warning', () => {
+    expect(warnings(fastifyOf('5.13.0', 0))).toEqual([]);
+  });
+});
+
+// 6cc09fa marked an app told as soon as one limiter looked at it, even one with the warning off by
+// `validate`: the limiters after it on that app stayed silent.
+it('an app is told by the first limiter that has the warning on', () => {
+  const app = fastifyOf('5.13.0', true);
+  expect(warnings(app, false)).toEqual([]);
+  expect(warnings(app)).toEqual([WarningCodes.TRUST_PROXY_ALL]);
+  expect(warnings(app)).toEqual([]);
 });
