@@ -2,9 +2,8 @@ import type { rateLimiter as RateLimiter } from '@sluice/express';
 import request from 'supertest';
 import { expressVersions } from '../../packages/express/test/support.js';
 
-// ERR_SLUICE_CREATED_PER_REQUEST: limiters made while requests are served (inside a handler) never
-// limit anything. The check counts the limiters made in the process: the adapter is loaded afresh here.
-it('warns once when limiters are made inside a handler, and not for those made at start-up', async () => {
+/** @sluice/express loaded afresh (the check counts the limiters made in the process), and the codes warned. */
+function freshExpress() {
   let rateLimiter!: typeof RateLimiter;
   jest.isolateModules(() => {
     ({ rateLimiter } = require('@sluice/express'));
@@ -13,6 +12,13 @@ it('warns once when limiters are made inside a handler, and not for those made a
   const spy = jest.spyOn(process, 'emitWarning').mockImplementation(((_: string, o?: { code?: string }) => {
     if (o?.code) codes.push(o.code);
   }) as never);
+  return { rateLimiter, codes, spy };
+}
+
+// ERR_SLUICE_CREATED_PER_REQUEST: limiters made while requests are served (inside a handler) never
+// limit anything. The check counts the limiters made in the process: the adapter is loaded afresh here.
+it('warns once when limiters are made inside a handler, and not for those made at start-up', async () => {
+  const { rateLimiter, codes, spy } = freshExpress();
   const app = expressVersions[0]![1]();
   app.use(rateLimiter({ limit: 100, window: '1m' }));
   app.use(rateLimiter({ name: 'b', limit: 100, window: '1m' }));
@@ -55,14 +61,7 @@ it('Fastify: warns once when hooks are made per request with app.rateLimit(optio
 // 6cc09fa warned when a process built several apps after one had started serving (tests, a
 // multi-tenant server adding tenants): their limiters were made while requests were served.
 it('is silent for apps built while another app serves', async () => {
-  let rateLimiter!: typeof RateLimiter;
-  jest.isolateModules(() => {
-    ({ rateLimiter } = require('@sluice/express'));
-  });
-  const codes: string[] = [];
-  const spy = jest.spyOn(process, 'emitWarning').mockImplementation(((_: string, o?: { code?: string }) => {
-    if (o?.code) codes.push(o.code);
-  }) as never);
+  const { rateLimiter, codes, spy } = freshExpress();
   const serving = expressVersions[0]![1]();
   serving.use(rateLimiter({ limit: 100, window: '1m' }));
   serving.get('/', (_req, res) => void res.send('ok'));
