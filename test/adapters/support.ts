@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import request from 'supertest';
 import type { AppSettings, Framework, Running, SharedOptions } from './framework.js';
 
-export { failingStore, recording } from '../fixtures/stores.js';
+export { failingStore, recording, slowStore } from '../fixtures/stores.js';
 
 /** `start(options)` on this framework; every app started is closed after the test. */
 export function serving(

@@ -17,6 +17,7 @@ export {
   frameworkReader,
   passOn,
   passOnAwaiting,
+  socketGone,
   withHandlerApi,
 } from './http/adapter.js';
 export type { GraphqlExchange } from './http/graphql.js';

@@ -12,6 +12,7 @@ import {
   passOnAwaiting,
   type RequestReader,
   SluiceConfigError,
+  socketGone,
   withHandlerApi,
 } from '@sluice/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
@@ -75,7 +76,10 @@ function readerOf(getIp: ((c: Context) => string | undefined) | undefined): Requ
     },
     query: (c, name) => c.req.query(name),
     peer: connectionIp,
-    gone: (c) => nodeOf(c)?.incoming?.socket?.destroyed === true,
+    gone: (c) => {
+      const socket = nodeOf(c)?.incoming?.socket;
+      return socket !== undefined && socketGone(socket);
+    },
     previous: (c) => c.get('rateLimit'),
   };
 }

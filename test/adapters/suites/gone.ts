@@ -1,7 +1,8 @@
+import { connect } from 'node:net';
 import { MemoryStore } from '@sluice/core';
 import { recordWarnings } from '../../support/warnings.js';
 import type { Framework } from '../framework.js';
-import { abandon, recording, serving, statuses, tick } from '../support.js';
+import { abandon, recording, serving, slowStore, statuses, tick, until } from '../support.js';
 
 /**
  * Clients that reset their connection before the limiter runs (API.md r3, the `subject` row): Node
@@ -46,5 +47,71 @@ export function goneClients(framework: Framework): void {
     expect(app.control.reached).toHaveLength(0);
     expect(await statuses(app, 3)).toEqual([200, 200, 429]);
     expect(store.names).toHaveLength(4);
+  });
+
+  /** `count` GETs of `path` on one connection (HTTP pipelining), reset `afterMs` later. */
+  const pipelined = (port: number, count: number, path: string, afterMs: number) =>
+    new Promise<void>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`.repeat(count));
+        setTimeout(() => {
+          socket.resetAndDestroy();
+          resolve();
+        }, afterMs);
+      });
+      socket.on('error', () => resolve());
+    });
+
+  // Found by the review of 4b6ee91: a response queued behind another on its connection never emits
+  // 'close' when the client resets (its request does), so its lease stayed out for the whole window.
+  test('requests pipelined on one connection, then a reset: every lease comes back', async () => {
+    const store = recording(new MemoryStore());
+    const app = await start({ limit: 3, window: '1h', algorithm: 'concurrency', store });
+    app.control.work = () => tick(150);
+    await pipelined(app.port, 3, '/work', 50);
+    await until(() => store.names.length === 3);
+    await until(() => store.refunds === 3, 3000);
+    expect(await statuses(app, 1, '/ok')).toEqual([200]);
+  });
+
+  // Likewise a queued request whose client reset while a remote store decided it: it has no socket of
+  // its own to tell, and reached the handler with its charge.
+  test('requests pipelined behind a slow store, then a reset: no handler runs, every charge comes back', async () => {
+    const inner = recording(new MemoryStore());
+    const slow = slowStore(inner, () => tick(60));
+    const app = await start({
+      limit: 5,
+      window: '1h',
+      algorithm: 'concurrency',
+      store: slow,
+      storeTimeout: '5s',
+    });
+    await pipelined(app.port, 3, '/', 20);
+    await tick(300);
+    expect(app.control.reached).toHaveLength(0);
+    expect(inner.refunds).toBe(inner.names.length);
+  });
+
+  // Found by the same review: a reset that Node has not yet handled leaves a socket not destroyed but
+  // with no peer address, so the request went to the shared ip:unknown, reached the handler, and three
+  // of them warned ERR_SLUICE_NO_CLIENT_ADDRESS on a correct setup.
+  test('a reset racing the limiter: no handler runs, nothing warned', async () => {
+    const app = await start({ limit: 1, window: '1h', algorithm: 'fixed-window' });
+    expect(await statuses(app, 1, '/ok')).toEqual([200]);
+    for (let i = 0; i < 200; i++) {
+      await new Promise<void>((resolve) => {
+        const socket = connect(app.port, '127.0.0.1', () => {
+          socket.write('GET / HTTP/1.1\r\nHost: localhost\r\n\r\n');
+          setImmediate(() => {
+            socket.resetAndDestroy();
+            resolve();
+          });
+        });
+        socket.on('error', () => resolve());
+      });
+    }
+    await tick(200);
+    expect(app.control.reached).toHaveLength(0);
+    expect(codes).toEqual([]);
   });
 }

@@ -1,6 +1,6 @@
-import { MemoryStore, type Store } from '@sluice/core';
+import { MemoryStore } from '@sluice/core';
 import type { Framework, Running } from '../framework.js';
-import { abandon, get, recording, serving, tick, until } from '../support.js';
+import { abandon, get, recording, serving, slowStore, tick, until } from '../support.js';
 
 /**
  * Holding, leases and refunds over time (API.md: leaky bucket delay, concurrency, skipFailedRequests
@@ -116,12 +116,7 @@ export function lifecycle(framework: Framework): void {
       release = resolve;
     });
     // A remote store that answers only once the test lets it.
-    const slow: Store = {
-      local: false,
-      consume: (call) => stalled.then(() => inner.consume(call)),
-      refund: (call) => inner.refund(call),
-      reset: (limiter, subject) => inner.reset(limiter, subject),
-    };
+    const slow = slowStore(inner, () => stalled);
     const app = await start({
       limit: 5,
       window: '1m',

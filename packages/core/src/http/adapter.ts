@@ -15,13 +15,27 @@ export interface FrameworkRequest {
   readonly ip?: string;
   readonly headers: IncomingHttpHeaders;
   readonly query?: unknown;
-  readonly socket?: { readonly remoteAddress?: string; readonly destroyed?: boolean };
+  readonly socket?: {
+    readonly remoteAddress?: string;
+    readonly destroyed?: boolean;
+    readonly localPort?: number;
+  };
   /** The decision an earlier limiter put on the request. */
   readonly rateLimit?: Decision;
   /** Express's app, whose settings say which proxies it trusts. */
   readonly app?: { get(setting: string): unknown };
   /** Fastify's instance (its options say which proxies it trusts). */
   readonly server?: unknown;
+}
+
+/**
+ * A client that reset its connection: Node has destroyed the socket, or is about to (a TCP socket that
+ * no longer has a peer address; a Unix socket, with no local port, never has one).
+ */
+export function socketGone(socket: NonNullable<FrameworkRequest['socket']>): boolean {
+  return (
+    socket.destroyed === true || (socket.remoteAddress === undefined && typeof socket.localPort === 'number')
+  );
 }
 
 function first(value: unknown): string | undefined {
@@ -39,8 +53,7 @@ export const frameworkReader: RequestReader<FrameworkRequest> = {
   header: (req, name) => first(req.headers[name]),
   query: (req, name) => first((req.query as Record<string, unknown> | undefined)?.[name]),
   peer: (req) => req.socket?.remoteAddress,
-  // A client that reset its connection: Node has destroyed the socket (and forgotten its address).
-  gone: (req) => req.socket?.destroyed === true,
+  gone: (req) => req.socket !== undefined && socketGone(req.socket),
   previous: (req) => req.rateLimit,
   app: (req) => req.app ?? req.server,
 };
@@ -76,9 +89,17 @@ export function abandonIfLate(
 ): boolean {
   if (isGone(outcome)) return true;
   if (res === undefined) return false;
-  if (!res.headersSent && !res.writableEnded && !res.destroyed) return false;
+  if (!res.headersSent && !res.writableEnded && !clientLeft(res)) return false;
   giveBack(outcome);
   return true;
+}
+
+/**
+ * Whether the client of this response has gone. A response queued behind others on its connection
+ * (HTTP pipelining) has no socket yet: its request's tells.
+ */
+function clientLeft(res: ServerResponse): boolean {
+  return res.destroyed || (res.req as ServerResponse['req'] | undefined)?.socket?.destroyed === true;
 }
 
 /** Gives back what a passing decision charged (a refund covers every policy, the lease included). */
@@ -113,11 +134,31 @@ export function callHandler<Req, Res>(
  */
 function afterResponse(res: ServerResponse, finish: (statusCode: number) => void): void {
   res.once('finish', () => finish(res.statusCode));
-  res.once('close', () => {
+  onClose(res, () => {
     // Under fastify.inject 'close' may come before 'finish': an ended response is over either way.
     if (res.writableEnded) finish(res.statusCode);
     else whenEnded(res, () => finish(0));
   });
+}
+
+/**
+ * Runs `closed` once, when the response closes or its request does: a response queued behind others
+ * on its connection (HTTP pipelining) never emits 'close' when the client resets; its request does.
+ * Returns what stops listening.
+ */
+function onClose(res: ServerResponse, closed: () => void): () => void {
+  const req = res.req as ServerResponse['req'] | undefined;
+  const once = () => {
+    off();
+    closed();
+  };
+  const off = () => {
+    res.off('close', once);
+    req?.off('close', once);
+  };
+  res.once('close', once);
+  req?.once('close', once);
+  return off;
 }
 
 /** Runs `ended` when `res.end` is next called (on this response only). */
@@ -175,14 +216,14 @@ function untilOver(
 ): Promise<void> {
   let settled = false;
   res.once('finish', () => finish(res.statusCode));
-  res.once('close', () => {
+  onClose(res, () => {
     if (res.writableEnded) finish(res.statusCode);
     else if (settled) finish(0);
     else whenEnded(res, () => finish(0));
   });
   const over = () => {
     settled = true;
-    if (res.destroyed && !res.writableEnded) finish(0);
+    if (clientLeft(res) && !res.writableEnded) finish(0);
   };
   return next().then(over, (error: unknown) => {
     over();
@@ -200,16 +241,15 @@ function hold(
   next: () => void,
   left?: () => void,
 ): void {
-  const gone = () => {
+  const timer = setTimeout(() => {
+    off();
+    next();
+  }, outcome.delayMs);
+  const off = onClose(res, () => {
     clearTimeout(timer);
     giveBack(outcome);
     left?.();
-  };
-  const timer = setTimeout(() => {
-    res.off('close', gone);
-    next();
-  }, outcome.delayMs);
-  res.once('close', gone);
+  });
 }
 
 /** What every adapter's middleware (or hook) carries besides itself: its limiter, `reset` and `subjectOf`. */
