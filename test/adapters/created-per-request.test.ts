@@ -8,11 +8,27 @@ function freshExpress() {
   jest.isolateModules(() => {
     ({ rateLimiter } = require('@sluice/express'));
   });
+  return { rateLimiter, ...recordCodes() };
+}
+
+/** Every warning code emitted from now on (until `spy.mockRestore()`). */
+function recordCodes() {
   const codes: string[] = [];
   const spy = jest.spyOn(process, 'emitWarning').mockImplementation(((_: string, o?: { code?: string }) => {
     if (o?.code) codes.push(o.code);
   }) as never);
-  return { rateLimiter, codes, spy };
+  return { codes, spy };
+}
+
+/** @sluice/fastify loaded afresh, Fastify's test apps, and the codes warned. */
+function freshFastify() {
+  let sluice!: typeof import('@sluice/fastify').default;
+  jest.isolateModules(() => {
+    ({ default: sluice } = require('@sluice/fastify'));
+  });
+  const { frameworks } =
+    require('../../packages/fastify/test/frameworks.js') as typeof import('../../packages/fastify/test/frameworks.js');
+  return { sluice, frameworks, ...recordCodes() };
 }
 
 // ERR_SLUICE_CREATED_PER_REQUEST: limiters made while requests are served (inside a handler) never
@@ -33,16 +49,7 @@ it('warns once when limiters are made inside a handler, and not for those made a
 });
 
 it('Fastify: warns once when hooks are made per request with app.rateLimit(options)', async () => {
-  let sluice!: typeof import('@sluice/fastify').default;
-  jest.isolateModules(() => {
-    ({ default: sluice } = require('@sluice/fastify'));
-  });
-  const { frameworks } =
-    require('../../packages/fastify/test/frameworks.js') as typeof import('../../packages/fastify/test/frameworks.js');
-  const codes: string[] = [];
-  const spy = jest.spyOn(process, 'emitWarning').mockImplementation(((_: string, o?: { code?: string }) => {
-    if (o?.code) codes.push(o.code);
-  }) as never);
+  const { sluice, frameworks, codes, spy } = freshFastify();
   const app = frameworks[0]![1]();
   await app.register(sluice, { limit: 100, window: '1m' });
   app.get('/', async (request, reply) => {
@@ -72,6 +79,21 @@ it('is silent for apps built while another app serves', async () => {
     tenant.get('/', (_req, res) => void res.send('ok'));
     await request(tenant).get('/');
     await request(serving).get('/');
+  }
+  expect(codes).toEqual([]);
+  spy.mockRestore();
+});
+
+// Found by the review of 19c2e33: Fastify's app.inject (a test's usual way) decides a request in the
+// turn the app was built in, so three tests of one app each warned.
+it('Fastify: silent for a new app per test, each injected once', async () => {
+  const { sluice, frameworks, codes, spy } = freshFastify();
+  for (let i = 0; i < 5; i++) {
+    const app = frameworks[0]![1]();
+    await app.register(sluice, { limit: 100, window: '1m' });
+    app.get('/', async () => 'ok');
+    await app.inject({ url: '/' });
+    await app.close();
   }
   expect(codes).toEqual([]);
   spy.mockRestore();

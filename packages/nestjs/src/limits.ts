@@ -40,6 +40,7 @@ export class RouteLimits {
       options.name ??= `${controller.name}.${handler.name}`;
       options.store ??= this.shared;
     }
-    return createHttpHandler(options, frameworkReader);
+    // Built on the handler's first request and kept: never one made per request.
+    return createHttpHandler(options, frameworkReader, [], { kept: true });
   }
 }

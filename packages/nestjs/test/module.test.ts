@@ -104,6 +104,28 @@ class LoginController {
   }
 }
 
+/** Three handlers sharing one limit by name: what a per-request limiter looked like to 19c2e33. */
+@Controller('auth')
+class AuthController {
+  @RateLimit({ name: 'auth', limit: 5, window: '1m' })
+  @Post('login')
+  login() {
+    return 'login';
+  }
+
+  @RateLimit({ name: 'auth', limit: 5, window: '1m' })
+  @Post('signup')
+  signup() {
+    return 'signup';
+  }
+
+  @RateLimit({ name: 'auth', limit: 5, window: '1m' })
+  @Post('reset')
+  reset() {
+    return 'reset';
+  }
+}
+
 const platforms = [
   ['Express', () => new ExpressAdapter()],
   ['Fastify', () => new FastifyAdapter()],
@@ -131,6 +153,32 @@ describe.each(platforms)('Nest 11 on %s', (_, adapter) => {
     class AppModule {}
     return AppModule;
   }
+
+  // Found by the review of 19c2e33: limits built on a handler's first request (and kept) counted as
+  // limiters made per request, so handlers sharing a name, or a few apps, warned on a correct setup.
+  test('no ERR_SLUICE_CREATED_PER_REQUEST for per-handler limits, in one app or several', async () => {
+    const codes: string[] = [];
+    const spy = jest.spyOn(process, 'emitWarning').mockImplementation(((_: string, o?: { code?: string }) => {
+      if (o?.code) codes.push(o.code);
+    }) as never);
+    try {
+      for (let i = 0; i < 3; i++) {
+        @Module({
+          imports: [SluiceModule.forRoot({ limit: 100, window: '1m' })],
+          controllers: [AuthController],
+          providers: [{ provide: APP_GUARD, useClass: SluiceGuard }],
+        })
+        class AuthModule {}
+        const url = await start(AuthModule);
+        for (const path of ['login', 'signup', 'reset']) {
+          expect((await request(url).post(`/auth/${path}`)).status).toBe(201);
+        }
+      }
+      expect(codes.filter((c) => c === 'ERR_SLUICE_CREATED_PER_REQUEST')).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
 
   const statuses = async (url: string, n: number) => {
     const out: number[] = [];

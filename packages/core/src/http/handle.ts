@@ -128,9 +128,16 @@ export function createHttpHandler<Req, Res = unknown>(
   reader: RequestReader<Req>,
   /** The adapter's own options at this place (removed from `options`), listed when an option is unknown. */
   adapterKeys: readonly string[] = [],
+  /**
+   * `kept`: the adapter builds this handler on a first request and keeps it (NestJS per-handler
+   * limits), so it is never one made per request (ERR_SLUICE_CREATED_PER_REQUEST).
+   */
+  { kept = false }: { kept?: boolean } = {},
 ): HttpHandler<Req, Res> {
   const config = parseHttpOptions(options, adapterKeys);
-  return config.plans === undefined ? new Handler<Req, Res>(config, reader) : new PlanHandler(config, reader);
+  return config.plans === undefined
+    ? new Handler<Req, Res>(config, reader, kept)
+    : new PlanHandler(config, reader, kept);
 }
 
 /** What a request's `plan` returned when it names no plan: passed on as the framework's error. */
@@ -151,9 +158,10 @@ class PlanHandler<Req, Res> implements HttpHandler<Req, Res> {
   constructor(
     private readonly config: HttpConfig<Req, Res>,
     reader: RequestReader<Req>,
+    kept: boolean,
   ) {
     for (const [name, limiter] of config.plans!.limiters) {
-      this.handlers.set(name, new Handler({ ...config, limiter, plans: undefined }, reader));
+      this.handlers.set(name, new Handler({ ...config, limiter, plans: undefined }, reader, kept));
     }
     this.first = this.handlers.values().next().value!;
     this.limiter = this.first.limiter;
@@ -301,7 +309,10 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   private readonly recent = new WeakSet<object>();
   /** The default subject and no lists: the address is the subject, with no Identity to build or screen. */
   private readonly byAddress: boolean;
-  /** The event loop's turn this handler was made in (ERR_SLUICE_CREATED_PER_REQUEST). */
+  /**
+   * The event loop's turn this handler was made in (ERR_SLUICE_CREATED_PER_REQUEST); -1 for one an
+   * adapter builds on a first request and keeps.
+   */
   private readonly madeIn: number;
   /** The apps (Express app, Fastify instance) whose trust-proxy setting this handler checked. */
   private readonly apps = new WeakSet<object>();
@@ -309,6 +320,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   constructor(
     private readonly config: HttpConfig<Req, Res>,
     private readonly reader: RequestReader<Req>,
+    kept = false,
   ) {
     this.limiter = config.limiter;
     this.resolver = new SubjectResolver(config.subject, reader, {
@@ -337,7 +349,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     if (verify === undefined && sources.some((s) => s === 'api-key' || s === 'token')) {
       this.warnings.warn(WarningCodes.UNVERIFIED_CREDENTIAL);
     }
-    this.madeIn = currentTurn();
+    this.madeIn = kept ? -1 : currentTurn();
   }
 
   warn(code: WarningCode, detail?: string): boolean {
@@ -350,12 +362,14 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
 
   /** The validation warnings only a request can show: a proxy ignored or trusted blindly, a double count, no address. */
   private watch(req: Req): void {
-    if (this.watched === 0 && currentTurn() === this.madeIn) madeForRequest(this.limiter.name, this.warnings);
-    // Every app the handler serves (one middleware may be mounted on several, or on a sub-app with a
-    // setting of its own); a warning never costs a request: an app whose setting cannot be read is left.
     const app = this.reader.app?.(req);
     // An Express app is a function.
-    if ((typeof app === 'object' || typeof app === 'function') && app !== null && !this.apps.has(app)) {
+    const known = (typeof app === 'object' || typeof app === 'function') && app !== null;
+    if (known && this.watched === 0 && this.madeIn === currentTurn())
+      madeForRequest(app, this.limiter.name, this.warnings);
+    // Every app the handler serves (one middleware may be mounted on several, or on a sub-app with a
+    // setting of its own); a warning never costs a request: an app whose setting cannot be read is left.
+    if (known && !this.apps.has(app)) {
       this.apps.add(app);
       try {
         checkTrustProxy(app, this);

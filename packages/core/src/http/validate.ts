@@ -103,10 +103,11 @@ export class Warnings {
 
 /**
  * Limiters made per request (inside a handler) each start empty and never limit anything. Such a
- * limiter decides its first request in the very turn of the event loop it was made in, which one made
- * for a new app (tests, multi-tenant servers building apps while others serve) never does: its first
- * request comes over the network, in a later turn. Turns are told apart by a counter that a timer
- * moves on, set only while limiters are being made.
+ * limiter decides its first request in the very turn of the event loop it was made in, and the next
+ * one of its name is made again for the same app. One made for a new app (tests, multi-tenant servers
+ * building apps while others serve, `inject` included) serves another app; one an adapter builds once
+ * and keeps (NestJS per-handler limits, built on their first request) is not counted at all. Turns are
+ * told apart by a counter that a timer moves on, set only while limiters are being made.
  */
 let turn = 0;
 let turning = false;
@@ -123,17 +124,22 @@ export function currentTurn(): number {
   return turn;
 }
 
-/** Limiters by name that decided their first request in the turn they were made in. */
-const madePerRequest = new Map<string, number>();
+/** By app, limiters by name that decided their first request in the turn they were made in. */
+const madePerRequest = new WeakMap<object, Map<string, number>>();
 /** How many of one name before the warning: a lazy one or two are no pattern. */
 const MADE_PER_REQUEST = 3;
-/** Names remembered; past that the check has seen enough. */
+/** Names remembered per app; past that the check has seen enough. */
 const NAMES_KEPT = 1000;
 
-/** A limiter decided its first request in the turn it was made in: counted by name, warned of at the third. */
-export function madeForRequest(name: string, warnings: Warnings): void {
-  if (madePerRequest.size >= NAMES_KEPT) return;
-  const made = (madePerRequest.get(name) ?? 0) + 1;
-  madePerRequest.set(name, made);
+/**
+ * A limiter decided its first request, of `app`, in the turn it was made in: counted by app and name,
+ * warned of at the third.
+ */
+export function madeForRequest(app: object, name: string, warnings: Warnings): void {
+  let byName = madePerRequest.get(app);
+  if (byName === undefined) madePerRequest.set(app, (byName = new Map()));
+  if (byName.size >= NAMES_KEPT) return;
+  const made = (byName.get(name) ?? 0) + 1;
+  byName.set(name, made);
   if (made === MADE_PER_REQUEST) warnings.warn(WarningCodes.CREATED_PER_REQUEST);
 }
