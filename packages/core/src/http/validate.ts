@@ -137,7 +137,10 @@ const NAMES_KEPT = 1000;
  */
 export function madeForRequest(app: object, name: string, warnings: Warnings): void {
   let byName = madePerRequest.get(app);
-  if (byName === undefined) madePerRequest.set(app, (byName = new Map()));
+  if (byName === undefined) {
+    byName = new Map();
+    madePerRequest.set(app, byName);
+  }
   if (byName.size >= NAMES_KEPT) return;
   const made = (byName.get(name) ?? 0) + 1;
   byName.set(name, made);
