@@ -49,13 +49,22 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs =
   }
 }
 
-/** Sends a GET on a raw socket and destroys it after `afterMs`: a client that goes away. */
-export function abandon(app: Running, path: string, afterMs: number): Promise<void> {
+/**
+ * Sends a GET on a raw socket and destroys it after `afterMs`: a client that goes away (with `reset`,
+ * by a TCP reset rather than a close).
+ */
+export function abandon(
+  app: Pick<Running, 'port'>,
+  path: string,
+  afterMs: number,
+  reset = false,
+): Promise<void> {
   return new Promise((resolve) => {
     const socket = connect(app.port, '127.0.0.1', () => {
       socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
       setTimeout(() => {
-        socket.destroy();
+        if (reset) socket.resetAndDestroy();
+        else socket.destroy();
         resolve();
       }, afterMs);
     });

@@ -7,9 +7,9 @@ import { probe as newProbe, work } from '../support/aborting-clients.js';
 /**
  * A reset storm on the synchronous path (MemoryStore: every decision made in process), on every
  * algorithm and every framework: clients reset their connections at random moments, before the limiter
- * runs (it comes after asynchronous middleware) and while their handlers work. Never more handlers in
- * flight than a concurrency limit, never more admitted than a rate limit, and nothing charged to any
- * subject but the one client's own (6cc09fa charged resets to the shared `ip:unknown` and ran them).
+ * runs (it comes after asynchronous middleware) and while their handlers work, half by a TCP reset,
+ * half by a close. Never more handlers in flight than a concurrency limit, never more admitted than a
+ * rate limit, and nothing charged to any subject but the one client's own (6cc09fa charged resets to the shared `ip:unknown` and ran them).
  */
 jest.setTimeout(60_000);
 
@@ -31,7 +31,9 @@ describe.each(eachFramework)('%s: a reset storm', (_, framework) => {
       const app = await start({ limit: LIMIT, window: '1h', algorithm, store }, { beforeMs: 30 });
       const probe = newProbe();
       app.control.work = () => work(probe, WORK_MS);
-      await Promise.all(Array.from({ length: CLIENTS }, (_, i) => abandon(app, '/work', resetAfter(i))));
+      await Promise.all(
+        Array.from({ length: CLIENTS }, (_, i) => abandon(app, '/work', resetAfter(i), i % 2 === 0)),
+      );
       await tick(WORK_MS + 150);
       expect(probe.most).toBeLessThanOrEqual(LIMIT);
       if (algorithm !== 'concurrency') expect(probe.ran).toBeLessThanOrEqual(LIMIT);

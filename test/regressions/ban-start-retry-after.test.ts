@@ -9,6 +9,7 @@ import {
   uniquePrefix,
 } from '../../packages/core/test/redis/clients.js';
 import { expressVersions } from '../../packages/express/test/support.js';
+import { slowStore } from '../fixtures/stores.js';
 import { describeRedis, sharedCluster, sharedRedis } from '../support/redis.js';
 
 // The refusal that starts a ban said `Retry-After: 1` (the policy's), and a client that waited 1 s met
@@ -49,6 +50,29 @@ function cases(store: () => Store): void {
 const clock = () => 1_700_000_000_000;
 
 describe('the refusal that starts a ban: MemoryStore', () => cases(() => new MemoryStore({ clock })));
+
+// Found by the review of c11be2c: on a remote store two denials in flight together both filled the
+// strikes; the one that found the ban already started said the policy's Retry-After (10 s), and its
+// client met a 403 for the rest of the minute.
+it('two denials in flight together: both say the ban', async () => {
+  const store = slowStore(
+    new MemoryStore({ clock }),
+    () => new Promise((resolve) => setTimeout(resolve, 20)),
+  );
+  const app = expressVersions[0]![1]();
+  app.use(
+    rateLimiter({ store, limit: 1, window: '10s', algorithm: 'fixed-window', ban: { after: 2, for: '1m' } }),
+  );
+  app.get('/', (_req, res) => void res.send('ok'));
+  expect((await request(app).get('/')).status).toBe(200);
+  expect((await request(app).get('/')).headers['retry-after']).toBe('10');
+  const together = await Promise.all([request(app).get('/'), request(app).get('/')]);
+  expect(together.map((r) => [r.status, r.headers['retry-after']])).toEqual([
+    [429, '60'],
+    [429, '60'],
+  ]);
+  expect((await request(app).get('/')).status).toBe(403);
+});
 
 describeRedis('the refusal that starts a ban: Redis', () => {
   const clients: Array<Redis | Cluster> = [];

@@ -99,7 +99,8 @@ export function abandonIfLate(
  * (HTTP pipelining) has no socket yet: its request's tells.
  */
 function clientLeft(res: ServerResponse): boolean {
-  return res.destroyed || (res.req as ServerResponse['req'] | undefined)?.socket?.destroyed === true;
+  const socket = (res.req as ServerResponse['req'] | undefined)?.socket;
+  return res.destroyed || (socket !== undefined && socket !== null && socketGone(socket));
 }
 
 /** Gives back what a passing decision charged (a refund covers every policy, the lease included). */

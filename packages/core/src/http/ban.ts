@@ -66,27 +66,45 @@ export class Ban {
    */
   strike(subject: string): number | Promise<number> {
     const counted = this.strikes.decide(subject, 1, 'consume');
-    if (counted instanceof Promise) return counted.then((d) => this.afterStrike(subject, d), none);
-    return this.afterStrike(subject, counted);
+    // Asked with the strike (one round trip on a remote store): a ban that a concurrent denial started
+    // after this request's check, which this denial must report too.
+    const running = this.check(subject);
+    if (counted instanceof Promise || running instanceof Promise) {
+      return Promise.all([counted, running]).then(([c, r]) => this.afterStrike(subject, c, r), none);
+    }
+    return this.afterStrike(subject, counted, running);
   }
 
-  private afterStrike(subject: string, counted: Decision): number | Promise<number> {
-    if (counted.allowed && counted.remaining > 0) return 0;
-    if (counted.reason === 'store-error') return 0;
-    // The strikes start over, so a ban that ends does not leave the next denial one strike from
-    // another. Sent together with the marker: one round trip more, on the denial that bans only.
-    const reset = this.strikes.reset(subject).catch(none);
+  private afterStrike(subject: string, counted: Decision, running: Decision): number | Promise<number> {
+    const left = Ban.banned(running) ? running.retryAfterMs : 0;
+    if ((counted.allowed && counted.remaining > 0) || counted.reason === 'store-error') return left;
     const started = this.marker.decide(subject, 1, 'consume');
-    if (!(started instanceof Promise)) return this.lasts(started);
-    return Promise.all([reset, started]).then(([, s]) => this.lasts(s), none);
+    if (!(started instanceof Promise)) {
+      this.startOver(subject);
+      return Math.max(left, this.lasts(started));
+    }
+    // Two round trips more, on the denial that bans only: the strikes start over once the ban is in
+    // the store, not before, or a denial counted in between would find neither full strikes nor a ban.
+    return started.then((s) => this.startOver(subject).then(() => Math.max(left, this.lasts(s))), none);
   }
 
-  /** The ban's length when `started` took its marker; 0 when it did not (a store error lets it be). */
+  /** The strikes start over, so a ban that ends does not leave the next denial one strike from another. */
+  private startOver(subject: string): Promise<void> {
+    return this.strikes.reset(subject).catch(ignore);
+  }
+
+  /**
+   * How long the ban lasts once `started` tried to take its marker: its whole length when it took it,
+   * the time left in one already running when it did not, 0 when a store error let it be.
+   */
   private lasts(started: Decision): number {
-    return started.allowed && started.degraded !== true ? this.forMs : 0;
+    if (started.allowed) return started.degraded === true ? 0 : this.forMs;
+    return Ban.banned(started) ? started.retryAfterMs : 0;
   }
 }
 
 function none(): number {
   return 0;
 }
+
+function ignore(): void {}
