@@ -17,6 +17,7 @@ export {
   frameworkReader,
   passOn,
   passOnAwaiting,
+  withGetIp,
   withHandlerApi,
 } from './http/adapter.js';
 export type { GraphqlExchange } from './http/graphql.js';
@@ -25,6 +26,7 @@ export type { HttpHandler, HttpOutcome } from './http/handle.js';
 export { createHttpHandler, PROBLEM_CONTENT_TYPE, UnknownPlanError } from './http/handle.js';
 export type { HeaderMode } from './http/headers.js';
 export { mergeHttpOptions } from './http/merge.js';
+export { forwardedByPrivateProxies, isPrivateAddress } from './http/private-proxies.js';
 export { setDecision } from './http/request-decision.js';
 export type { ProblemBody } from './http/responses.js';
 export { checkTrustProxy } from './http/trust-proxy.js';

@@ -28,6 +28,23 @@ function appliesHopCount(version: string | undefined): boolean {
   return minor < 12 || (minor === 12 && patch < 1);
 }
 
+/** Express's `trust proxy` setting (app.get with one argument reads it); undefined for anything else. */
+function expressTrust(app: object): unknown {
+  const express = app as { get?: (setting: string) => unknown; set?: unknown };
+  if (typeof express.get !== 'function' || typeof express.set !== 'function') return undefined;
+  return express.get('trust proxy');
+}
+
+/**
+ * Whether the app trusts proxies by hop count, or every one (Express `trust proxy`, Fastify
+ * `trustProxy`: a number or true), rather than by their addresses.
+ */
+export function trustsByCount(app: unknown): boolean {
+  if ((typeof app !== 'object' && typeof app !== 'function') || app === null) return false;
+  const setting = fastifyRoot(app)?.trustProxy ?? expressTrust(app);
+  return setting === true || typeof setting === 'number';
+}
+
 /**
  * Warns, once per app, of a trust-proxy setting that trusts every client (Express `trust proxy` true,
  * Fastify `trustProxy: true`), or one that Fastify does not apply (a hop count, from Fastify 5.12.1:
@@ -41,11 +58,7 @@ export function checkTrustProxy(app: unknown, http: Pick<HttpHandler<never>, 'wa
   if (checked.has(owner)) return;
   checked.add(owner);
   if (fastify === undefined) {
-    // Express: app.get(setting) with one argument reads the setting.
-    const express = app as { get?: (setting: string) => unknown; set?: unknown };
-    if (typeof express.get === 'function' && typeof express.set === 'function') {
-      if (express.get('trust proxy') === true) http.warn(WarningCodes.TRUST_PROXY_ALL);
-    }
+    if (expressTrust(app) === true) http.warn(WarningCodes.TRUST_PROXY_ALL);
     return;
   }
   const { trustProxy } = fastify;

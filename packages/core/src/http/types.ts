@@ -93,6 +93,11 @@ export interface RequestReader<Req> {
   /** Whether the framework trusts every proxy (Koa `app.proxy` with no hop count), for the validation warnings. */
   trustsAnyProxy?(req: Req): boolean;
   /**
+   * Whether the framework trusts proxies by hop count or all of them, not by address (Express and
+   * Fastify a number or true, Koa `app.proxy`): a public peer trusted so is a client's way in.
+   */
+  trustsByCount?(req: Req): boolean;
+  /**
    * The Express app or Fastify instance serving the request (`req.app`, `request.server`, under NestJS
    * too): its trust-proxy setting is checked once, on the first request (checkTrustProxy).
    */
