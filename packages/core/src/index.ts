@@ -30,7 +30,7 @@ export { forwardedByPrivateProxies, isPrivateAddress } from './http/private-prox
 export { setDecision } from './http/request-decision.js';
 export type { ProblemBody } from './http/responses.js';
 export { checkTrustProxy } from './http/trust-proxy.js';
-export type { HttpOptions, RequestReader, SubjectSource } from './http/types.js';
+export type { HttpOptions, ProxyTrust, RequestReader, SubjectSource } from './http/types.js';
 export type { WarningCode } from './http/validate.js';
 export { WarningCodes } from './http/validate.js';
 export type { CallOptions, Limiter } from './limiter.js';

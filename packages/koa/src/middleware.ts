@@ -52,7 +52,7 @@ const koaReader: RequestReader<Context> = {
   ...(frameworkReader as unknown as RequestReader<Context>),
   previous: (ctx) => ctx.state.rateLimit,
   trustsAnyProxy: (ctx) => ctx.app.proxy && !(ctx.app.maxIpsCount > 0),
-  trustsByCount: (ctx) => ctx.app.proxy,
+  trust: (ctx) => (ctx.app.proxy ? 'count' : 'none'),
 };
 
 /**

@@ -9,7 +9,7 @@ import type { Decision } from '../decision.js';
 import { ErrorCodes, SluiceConfigError } from '../errors.js';
 import type { Limiter } from '../limiter.js';
 import { type HttpHandler, type HttpOutcome, isGone } from './handle.js';
-import { trustsByCount } from './trust-proxy.js';
+import { trustOf } from './trust-proxy.js';
 import type { RequestReader } from './types.js';
 
 /** A request as Express and Fastify present it: the client IP they resolved, headers, parsed query. */
@@ -45,7 +45,7 @@ export const frameworkReader: RequestReader<FrameworkRequest> = {
   gone: (req) => req.socket?.destroyed === true,
   previous: (req) => req.rateLimit,
   app: (req) => req.app ?? req.server,
-  trustsByCount: (req) => trustsByCount(req.app ?? req.server),
+  trust: (req) => trustOf(req.app ?? req.server),
 };
 
 /**
@@ -61,7 +61,7 @@ export function withGetIp<Req>(reader: RequestReader<Req>, getIp: unknown): Requ
       `expected a function; got ${typeof getIp}`,
     );
   }
-  return { ...reader, ip: getIp as RequestReader<Req>['ip'] };
+  return { ...reader, ip: getIp as RequestReader<Req>['ip'], trust: () => 'address' };
 }
 
 /**

@@ -76,7 +76,7 @@ import { bannedBody, deniedBody, limitedBody, ProblemBodies, storeErrorBody } fr
 import { countHandler, mayStack, stack } from './stacking.js';
 import { type Identity, isThenable, SubjectResolver } from './subject.js';
 import { checkTrustProxy } from './trust-proxy.js';
-import type { HttpOptions, RequestReader } from './types.js';
+import type { HttpOptions, ProxyTrust, RequestReader } from './types.js';
 import { limiterMade, servingStarted, type WarningCode, WarningCodes, Warnings } from './validate.js';
 
 /** The Content-Type of every body Sluice sends (RFC 9457). */
@@ -117,6 +117,11 @@ export interface HttpHandler<Req, Res = unknown> {
 
 /** Requests each handler looks at for the validation warnings that only a request shows. */
 const WATCHED_REQUESTS = 1000;
+/** Whether the framework's trust in proxies is one of `kinds` (undefined: it does not say). */
+function trusts<Req>(reader: RequestReader<Req>, req: Req, ...kinds: (ProxyTrust | undefined)[]): boolean {
+  return kinds.includes(reader.trust?.(req));
+}
+
 /** Requests limited as `ip:unknown` before ERR_SLUICE_NO_CLIENT_ADDRESS (one is a closed socket). */
 const ADDRESSLESS_REQUESTS = 3;
 
@@ -362,7 +367,15 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     const peer = reader.peer?.(req);
     if (!this.forwardedSeen) {
       this.forwardedSeen = true;
-      if (ip !== undefined && ip === peer) this.warnings.warn(WarningCodes.FORWARDED_IGNORED);
+      // A public peer whose header is ignored while some proxies are trusted is a client writing its
+      // own: telling the app to trust it would be the wrong fix.
+      if (
+        ip !== undefined &&
+        ip === peer &&
+        (isPrivateAddress(peer) || trusts(reader, req, 'none', undefined))
+      ) {
+        this.warnings.warn(WarningCodes.FORWARDED_IGNORED);
+      }
       if (reader.trustsAnyProxy?.(req) === true) this.warnings.warn(WarningCodes.TRUST_PROXY_ALL);
     }
     // On every watched request: the first proxied ones may well come through a proxy of your own.
@@ -372,7 +385,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
       peer !== undefined &&
       ip !== peer &&
       !isPrivateAddress(peer) &&
-      reader.trustsByCount?.(req) === true
+      trusts(reader, req, 'count')
     ) {
       this.publicHopSeen = true;
       this.warnings.warn(WarningCodes.TRUST_PROXY_PUBLIC, peer);

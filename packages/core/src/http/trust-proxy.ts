@@ -1,4 +1,5 @@
 import type { HttpHandler } from './handle.js';
+import type { ProxyTrust } from './types.js';
 import { WarningCodes } from './validate.js';
 
 /** Apps whose setting was checked: a setting of the app is told once, not once per limiter. */
@@ -36,13 +37,17 @@ function expressTrust(app: object): unknown {
 }
 
 /**
- * Whether the app trusts proxies by hop count, or every one (Express `trust proxy`, Fastify
- * `trustProxy`: a number or true), rather than by their addresses.
+ * How the app trusts proxies (Express `trust proxy`, Fastify `trustProxy`): not at all, by hop count
+ * or wholesale (a number or true), or by address (names, addresses, ranges, a function); undefined
+ * for an app that is neither.
  */
-export function trustsByCount(app: unknown): boolean {
-  if ((typeof app !== 'object' && typeof app !== 'function') || app === null) return false;
-  const setting = fastifyRoot(app)?.trustProxy ?? expressTrust(app);
-  return setting === true || typeof setting === 'number';
+export function trustOf(app: unknown): ProxyTrust | undefined {
+  if ((typeof app !== 'object' && typeof app !== 'function') || app === null) return undefined;
+  const fastify = fastifyRoot(app);
+  const setting = fastify === undefined ? expressTrust(app) : fastify.trustProxy;
+  if (fastify === undefined && setting === undefined) return undefined;
+  if (setting === undefined || setting === false || setting === 0) return 'none';
+  return setting === true || typeof setting === 'number' ? 'count' : 'address';
 }
 
 /**
