@@ -46,10 +46,16 @@ export function labUp(): Lab {
   const server = `sluice-srv-${id}`;
   const client = `sluice-cli-${id}`;
   const started = new Set<ChildProcess>();
+  let gone = false;
   const down = () => {
+    if (gone) return;
+    gone = true;
+    process.off('exit', down);
     for (const child of started) child.kill('SIGKILL');
     for (const ns of [server, client]) spawnSync('ip', ['netns', 'del', ns], { timeout: 10_000 });
   };
+  // A worker that ends before afterAll (killed by Jest, or a crash) still deletes its namespaces.
+  process.once('exit', down);
   try {
     ip(['netns', 'add', server]);
     ip(['netns', 'add', client]);
