@@ -76,7 +76,7 @@ import { bannedBody, deniedBody, limitedBody, ProblemBodies, storeErrorBody } fr
 import { countHandler, mayStack, stack } from './stacking.js';
 import { type Identity, isThenable, SubjectResolver } from './subject.js';
 import { checkTrustProxy } from './trust-proxy.js';
-import type { HttpOptions, ProxyTrust, RequestReader } from './types.js';
+import type { HttpOptions, RequestReader } from './types.js';
 import { limiterMade, servingStarted, type WarningCode, WarningCodes, Warnings } from './validate.js';
 
 /** The Content-Type of every body Sluice sends (RFC 9457). */
@@ -117,11 +117,6 @@ export interface HttpHandler<Req, Res = unknown> {
 
 /** Requests each handler looks at for the validation warnings that only a request shows. */
 const WATCHED_REQUESTS = 1000;
-/** Whether the framework's trust in proxies is one of `kinds` (undefined: it does not say). */
-function trusts<Req>(reader: RequestReader<Req>, req: Req, ...kinds: (ProxyTrust | undefined)[]): boolean {
-  return kinds.includes(reader.trust?.(req));
-}
-
 /** Requests limited as `ip:unknown` before ERR_SLUICE_NO_CLIENT_ADDRESS (one is a closed socket). */
 const ADDRESSLESS_REQUESTS = 3;
 
@@ -372,7 +367,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
       if (
         ip !== undefined &&
         ip === peer &&
-        (isPrivateAddress(peer) || trusts(reader, req, 'none', undefined))
+        (isPrivateAddress(peer) || (reader.trust?.(req) ?? 'none') === 'none')
       ) {
         this.warnings.warn(WarningCodes.FORWARDED_IGNORED);
       }
@@ -385,7 +380,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
       peer !== undefined &&
       ip !== peer &&
       !isPrivateAddress(peer) &&
-      trusts(reader, req, 'count')
+      reader.trust?.(req) === 'count'
     ) {
       this.publicHopSeen = true;
       this.warnings.warn(WarningCodes.TRUST_PROXY_PUBLIC, peer);

@@ -27,7 +27,7 @@ const MESSAGES: Record<WarningCode, (limiter: string, detail: string) => string>
   ERR_SLUICE_FORWARDED_IGNORED: (l) =>
     `Limiter "${l}" saw a request that came through a proxy (X-Forwarded-For or Forwarded) but is given the proxy's address: the framework trusts no proxy, so every client behind it shares one limit. Fix: trust your proxies by address (Express: app.set('trust proxy', 'loopback, linklocal, uniquelocal') or their addresses; Fastify: trustProxy: ['<proxy address or range>']; Koa and Hono: getIp: privateProxyIp).`,
   ERR_SLUICE_TRUST_PROXY_ALL: (l) =>
-    `Limiter "${l}" runs behind trust proxy = true: any client can pick its own address with X-Forwarded-For, and so a fresh limit per request. Fix: trust only your proxies (a hop count on Express, or their addresses; on Koa, app.maxIpsCount).`,
+    `Limiter "${l}" runs behind trust proxy = true: any client can pick its own address with X-Forwarded-For, and so a fresh limit per request. Fix: trust only your proxies, by address (Express: 'loopback, linklocal, uniquelocal' or their addresses; Koa: app.proxy off and getIp: privateProxyIp).`,
   ERR_SLUICE_TRUST_PROXY_IGNORED: (l, detail) =>
     `Limiter "${l}": ${detail} is not applied to X-Forwarded-For by this Fastify (5.12.1 and later), so every client behind the proxy shares one limit. Fix: trustProxy: ['<proxy address or range>'].`,
   ERR_SLUICE_TRUST_PROXY_PUBLIC: (l, detail) =>
