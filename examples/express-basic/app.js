@@ -8,8 +8,9 @@ import express from 'express';
  */
 export function createApp() {
   const app = express();
-  // Behind a proxy or load balancer, tell Express how many hops to trust, so req.ip (the subject)
-  // is the client's address and not the proxy's: app.set('trust proxy', 1);
+  // Behind a proxy or load balancer, trust it by address (never a hop count, which a client that
+  // connects directly defeats), so req.ip (the subject) is the client's address and not the proxy's:
+  // app.set('trust proxy', 'loopback, linklocal, uniquelocal');
 
   app.use(rateLimiter({ limit: 100, window: '15m' }));
 

@@ -8,8 +8,8 @@ import Koa from 'koa';
  */
 export function createApp() {
   const app = new Koa();
-  // Behind one proxy or load balancer, trust the address it appends, so ctx.ip (the subject) is the
-  // client's: app.proxy = true; app.maxIpsCount = 1;
+  // Behind a proxy or load balancer on your private network, pass getIp: privateProxyIp (from
+  // @sluice/koa) to each limiter; leave app.proxy off: a client that connects directly defeats it.
 
   app.use(rateLimiter({ limit: 100, window: '15m' }));
 

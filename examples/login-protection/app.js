@@ -17,8 +17,9 @@ const PASSWORDS = new Map([['ada', 'correct horse battery staple']]);
  */
 export function createApp() {
   const app = express();
-  // Behind a proxy, req.ip must be the client's address or every client shares one limit:
-  // app.set('trust proxy', 1);
+  // Behind a proxy, req.ip must be the client's address or every client shares one limit (by address,
+  // never a hop count, which a client that connects directly defeats):
+  // app.set('trust proxy', 'loopback, linklocal, uniquelocal');
   app.use(express.json());
 
   const loginLimit = rateLimiter({

@@ -42,7 +42,8 @@ class AppModule {}
 Module({
   imports: [SluiceModule.forRoot({ limit: 100, window: '15m' })],
   controllers: [AppController],
-  // Behind a proxy, tell Express whom to trust (app.set('trust proxy', 1) in server.js), so req.ip
+  // Behind a proxy, tell Express whom to trust by address (app.set('trust proxy', 'loopback,
+  // linklocal, uniquelocal') in server.js, never a hop count), so req.ip
   // (the subject) is the client's address and not the proxy's.
   providers: [{ provide: APP_GUARD, useClass: SluiceGuard }],
 })(AppModule);

@@ -18,6 +18,7 @@ export {
   passOn,
   passOnAwaiting,
   socketGone,
+  withGetIp,
   withHandlerApi,
 } from './http/adapter.js';
 export type { GraphqlExchange } from './http/graphql.js';
@@ -26,10 +27,11 @@ export type { HttpHandler, HttpOutcome } from './http/handle.js';
 export { createHttpHandler, PROBLEM_CONTENT_TYPE, UnknownPlanError } from './http/handle.js';
 export type { HeaderMode } from './http/headers.js';
 export { mergeHttpOptions } from './http/merge.js';
+export { forwardedByPrivateProxies, isPrivateAddress } from './http/private-proxies.js';
 export { setDecision } from './http/request-decision.js';
 export type { ProblemBody } from './http/responses.js';
 export { checkTrustProxy } from './http/trust-proxy.js';
-export type { HttpOptions, RequestReader, SubjectSource } from './http/types.js';
+export type { HttpOptions, ProxyTrust, RequestReader, SubjectSource } from './http/types.js';
 export type { WarningCode } from './http/validate.js';
 export { WarningCodes } from './http/validate.js';
 export type { CallOptions, Limiter } from './limiter.js';

@@ -132,7 +132,7 @@ const RENAMED: Readonly<Record<string, string>> = {
  */
 const ADVICE: Readonly<Record<string, string>> = {
   trustProxy:
-    "Sluice limits the address the framework gives (req.ip, request.ip, ctx.ip) and reads no proxy header itself: trust your proxies, and only them, where the framework does (Express: app.set('trust proxy', …); Fastify: Fastify({ trustProxy: … }); Koa: app.proxy = true with app.maxIpsCount; Hono: a getIp option that reads your proxy's X-Forwarded-For entry; NestJS: on its platform, app.set('trust proxy', …) or new FastifyAdapter({ trustProxy: … }))",
+    "Sluice limits the address the framework gives (req.ip, request.ip, ctx.ip) and reads no proxy header itself: trust your proxies, and only them, where the framework does by address, never a hop count (Express: app.set('trust proxy', 'loopback, linklocal, uniquelocal'); Fastify: Fastify({ trustProxy: … }); Koa and Hono: getIp: privateProxyIp; NestJS: on its platform, app.set('trust proxy', …) or new FastifyAdapter({ trustProxy: … }))",
 };
 
 /** Edit distance, for a typo's nearest valid option. */

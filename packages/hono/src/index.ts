@@ -1,2 +1,2 @@
 export type { RateLimiterOptions, RateLimitMiddleware } from './middleware.js';
-export { rateLimiter } from './middleware.js';
+export { privateProxyIp, rateLimiter } from './middleware.js';

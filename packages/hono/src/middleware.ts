@@ -3,7 +3,7 @@ import {
   abandonIfLate,
   createHttpHandler,
   type Decision,
-  ErrorCodes,
+  forwardedByPrivateProxies,
   frameworkReader,
   type HandlerApi,
   type HttpOptions,
@@ -11,8 +11,8 @@ import {
   PROBLEM_CONTENT_TYPE,
   passOnAwaiting,
   type RequestReader,
-  SluiceConfigError,
   socketGone,
+  withGetIp,
   withHandlerApi,
 } from '@sluice/core';
 import type { Context, MiddlewareHandler, Next } from 'hono';
@@ -64,25 +64,38 @@ function connectionIp(c: Context): string | undefined {
 }
 
 /**
+ * A `getIp` for an app behind proxies on a private network under @hono/node-server: the connection's
+ * address, or, while that hop is loopback, link-local or unique-local, the X-Forwarded-For entry it
+ * appended (Express's 'loopback, linklocal, uniquelocal'). A client connecting directly cannot pick
+ * its own address; elsewhere (no connection to read) undefined.
+ */
+export function privateProxyIp(c: Context): string | undefined {
+  const incoming = nodeOf(c)?.incoming;
+  if (incoming === undefined) return undefined;
+  return forwardedByPrivateProxies(
+    incoming.socket?.remoteAddress,
+    frameworkReader.header(incoming, 'x-forwarded-for'),
+  );
+}
+
+/**
  * Reads Node's own request under @hono/node-server: `c.req.header()` would make it build a whole
  * Fetch Request (and copy every header) for one value. Elsewhere, Hono's request.
  */
-function readerOf(getIp: ((c: Context) => string | undefined) | undefined): RequestReader<Context> {
-  return {
-    ip: getIp ?? connectionIp,
-    header: (c, name) => {
-      const incoming = nodeOf(c)?.incoming;
-      return incoming === undefined ? c.req.header(name) : frameworkReader.header(incoming, name);
-    },
-    query: (c, name) => c.req.query(name),
-    peer: connectionIp,
-    gone: (c) => {
-      const socket = nodeOf(c)?.incoming?.socket;
-      return socket !== undefined && socketGone(socket);
-    },
-    previous: (c) => c.get('rateLimit'),
-  };
-}
+const honoReader: RequestReader<Context> = {
+  ip: connectionIp,
+  header: (c, name) => {
+    const incoming = nodeOf(c)?.incoming;
+    return incoming === undefined ? c.req.header(name) : frameworkReader.header(incoming, name);
+  },
+  query: (c, name) => c.req.query(name),
+  peer: connectionIp,
+  gone: (c) => {
+    const socket = nodeOf(c)?.incoming?.socket;
+    return socket !== undefined && socketGone(socket);
+  },
+  previous: (c) => c.get('rateLimit'),
+};
 
 /**
  * The answer when the client left (while held, or before a slow store answered): nobody reads it,
@@ -122,14 +135,7 @@ function apply(outcome: Outcome, c: Context, next: Next): Promise<unknown> | Res
  */
 export function rateLimiter(options: RateLimiterOptions): RateLimitMiddleware {
   const { getIp, ...rest } = options;
-  if (getIp !== undefined && typeof getIp !== 'function') {
-    throw new SluiceConfigError(
-      ErrorCodes.INVALID_OPTION,
-      'getIp',
-      `expected a function; got ${typeof getIp}`,
-    );
-  }
-  const http = createHttpHandler<Context, Context>(rest, readerOf(getIp), ['getIp']);
+  const http = createHttpHandler<Context, Context>(rest, withGetIp(honoReader, getIp), ['getIp']);
   // A decision made in process answers with no promise of its own: Hono awaits what it is given.
   const middleware = (c: Context, next: Next) => {
     const outcome = http.handle(c);

@@ -2,6 +2,7 @@ import {
   abandonIfLate,
   createHttpHandler,
   type Decision,
+  forwardedByPrivateProxies,
   frameworkReader,
   type HandlerApi,
   type HttpOptions,
@@ -9,6 +10,7 @@ import {
   PROBLEM_CONTENT_TYPE,
   passOnAwaiting,
   type RequestReader,
+  withGetIp,
   withHandlerApi,
 } from '@sluice/core';
 import type { Context, Middleware, Next } from 'koa';
@@ -26,7 +28,14 @@ declare module 'koa' {
  * `handler` gets it twice: `handler(ctx, ctx, decision)` (status and headers already set; set
  * `ctx.body`, or throw to reach Koa's error handling).
  */
-export type RateLimiterOptions = HttpOptions<Context, Context>;
+export interface RateLimiterOptions extends HttpOptions<Context, Context> {
+  /**
+   * The client address for the `'ip'` subject and address entries of the lists. Default: `ctx.ip`, so
+   * Koa's `app.proxy` decides. Koa trusts proxies by count only, which a client that connects
+   * directly defeats; `getIp: privateProxyIp` trusts X-Forwarded-For only from private-network peers.
+   */
+  getIp?: (ctx: Context) => string | undefined;
+}
 
 /** Koa middleware that also exposes its limiter, `reset(ctx)` and `subjectOf(ctx)`. */
 export type RateLimitMiddleware = Middleware & HandlerApi<Context>;
@@ -43,7 +52,18 @@ const koaReader: RequestReader<Context> = {
   ...(frameworkReader as unknown as RequestReader<Context>),
   previous: (ctx) => ctx.state.rateLimit,
   trustsAnyProxy: (ctx) => ctx.app.proxy && !(ctx.app.maxIpsCount > 0),
+  trust: (ctx) => (ctx.app.proxy ? 'count' : 'none'),
 };
+
+/**
+ * A `getIp` for an app behind proxies on a private network, with `app.proxy` left off: the socket's
+ * peer, or, while that hop is loopback, link-local or unique-local, the X-Forwarded-For entry it
+ * appended (Express's 'loopback, linklocal, uniquelocal'). A client connecting directly cannot pick
+ * its own address, as it can with `app.proxy` and `maxIpsCount`.
+ */
+export function privateProxyIp(ctx: Context): string | undefined {
+  return forwardedByPrivateProxies(ctx.req.socket?.remoteAddress, ctx.get('x-forwarded-for') || undefined);
+}
 
 function apply(outcome: Outcome, ctx: Context, next: Next): Promise<void> | void {
   // Answered meanwhile (a timeout middleware while the store was slow), or the client left.
@@ -65,7 +85,8 @@ function apply(outcome: Outcome, ctx: Context, next: Next): Promise<void> | void
  * `skip` and list callbacks, and from `handler`, are thrown to Koa's error handling.
  */
 export function rateLimiter(options: RateLimiterOptions): RateLimitMiddleware {
-  const http = createHttpHandler<Context, Context>(options, koaReader);
+  const { getIp, ...rest } = options;
+  const http = createHttpHandler<Context, Context>(rest, withGetIp(koaReader, getIp), ['getIp']);
   const middleware: Middleware = (ctx, next) => {
     const outcome = http.handle(ctx);
     if (!(outcome instanceof Promise)) return apply(outcome, ctx, next);

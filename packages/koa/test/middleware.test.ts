@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { ErrorCodes, SluiceConfigError } from '@sluice/core';
-import { type RateLimiterOptions, rateLimiter } from '@sluice/koa';
+import { privateProxyIp, type RateLimiterOptions, rateLimiter } from '@sluice/koa';
 import Koa3 from 'koa';
 import Koa2 from 'koa2';
 import request from 'supertest';
@@ -63,6 +63,20 @@ describe.each([
     expect((await from('6.6.6.6, 1.1.1.1')).body.ip).toBe('1.1.1.1');
     expect((await from('7.7.7.7, 1.1.1.1')).status).toBe(429);
     expect((await from('6.6.6.6, 2.2.2.2')).status).toBe(200);
+  });
+
+  test('getIp: privateProxyIp, app.proxy off: the entry a proxy on the private network (here loopback) appended', async () => {
+    const server = appWith({ name: 'login', limit: 1, window: '1m', getIp: privateProxyIp });
+    const from = (xff: string) =>
+      request(server).post('/login').set('x-forwarded-for', xff).set('x-password', 'right');
+    expect((await from('6.6.6.6, 203.0.113.1')).body).toEqual({ subject: 'ip:203.0.113.1' });
+    expect((await from('10.0.0.9, 203.0.113.2')).body).toEqual({ subject: 'ip:203.0.113.2' });
+  });
+
+  test('getIp that is no function: ERR_SLUICE_INVALID_OPTION', () => {
+    expect(() => rateLimiter({ limit: 1, window: '1m', getIp: 'x-forwarded-for' as never })).toThrow(
+      expect.objectContaining({ code: ErrorCodes.INVALID_OPTION, option: 'getIp' }),
+    );
   });
 
   describe('validation warnings', () => {

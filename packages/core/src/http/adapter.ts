@@ -6,8 +6,10 @@
  */
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Decision } from '../decision.js';
+import { ErrorCodes, SluiceConfigError } from '../errors.js';
 import type { Limiter } from '../limiter.js';
 import { type HttpHandler, type HttpOutcome, isGone } from './handle.js';
+import { trustOf } from './trust-proxy.js';
 import type { RequestReader } from './types.js';
 
 /** A request as Express and Fastify present it: the client IP they resolved, headers, parsed query. */
@@ -56,7 +58,24 @@ export const frameworkReader: RequestReader<FrameworkRequest> = {
   gone: (req) => req.socket !== undefined && socketGone(req.socket),
   previous: (req) => req.rateLimit,
   app: (req) => req.app ?? req.server,
+  trust: (req) => trustOf(req.app ?? req.server),
 };
+
+/**
+ * `reader` with the client address read by an adapter's `getIp` option (Hono, Koa), when given; one
+ * that is not a function is a configuration error.
+ */
+export function withGetIp<Req>(reader: RequestReader<Req>, getIp: unknown): RequestReader<Req> {
+  if (getIp === undefined) return reader;
+  if (typeof getIp !== 'function') {
+    throw new SluiceConfigError(
+      ErrorCodes.INVALID_OPTION,
+      'getIp',
+      `expected a function; got ${typeof getIp}`,
+    );
+  }
+  return { ...reader, ip: getIp as RequestReader<Req>['ip'], trust: () => 'address' };
+}
 
 /**
  * Continues a passing outcome: `finish` is called once the handler has ended the response, the

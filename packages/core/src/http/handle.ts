@@ -71,6 +71,7 @@ import { type HeaderWriter, headerWriter, recordDecisionTime, retryAfterSeconds 
 import { clientAddress, quoted } from './ip.js';
 import { type ListConfig, listHolds } from './lists.js';
 import { type HttpConfig, parseHttpOptions } from './options.js';
+import { isPrivateAddress } from './private-proxies.js';
 import { bannedBody, deniedBody, limitedBody, ProblemBodies, storeErrorBody } from './responses.js';
 import { countHandler, mayStack, stack } from './stacking.js';
 import { type Identity, isThenable, SubjectResolver } from './subject.js';
@@ -304,6 +305,8 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
   private watching: boolean;
   private watched = 0;
   private forwardedSeen = false;
+  /** A public peer was trusted as a proxy by hop count (ERR_SLUICE_TRUST_PROXY_PUBLIC told). */
+  private publicHopSeen = false;
   /** Requests limited by address that had none, among the watched ones. */
   private addressless = 0;
   private readonly recent = new WeakSet<object>();
@@ -380,13 +383,36 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
       if (this.recent.has(req)) this.warnings.warn(WarningCodes.DOUBLE_COUNT);
       else this.recent.add(req);
     }
-    if (this.forwardedSeen) return;
+    if (this.forwardedSeen && this.publicHopSeen) return;
     const { reader } = this;
     if ((reader.header(req, 'x-forwarded-for') ?? reader.header(req, 'forwarded')) === undefined) return;
-    this.forwardedSeen = true;
     const ip = reader.ip(req);
-    if (ip !== undefined && ip === reader.peer?.(req)) this.warnings.warn(WarningCodes.FORWARDED_IGNORED);
-    if (reader.trustsAnyProxy?.(req) === true) this.warnings.warn(WarningCodes.TRUST_PROXY_ALL);
+    const peer = reader.peer?.(req);
+    if (!this.forwardedSeen) {
+      this.forwardedSeen = true;
+      // A public peer whose header is ignored while some proxies are trusted is a client writing its
+      // own: telling the app to trust it would be the wrong fix.
+      if (
+        ip !== undefined &&
+        ip === peer &&
+        (isPrivateAddress(peer) || (reader.trust?.(req) ?? 'none') === 'none')
+      ) {
+        this.warnings.warn(WarningCodes.FORWARDED_IGNORED);
+      }
+      if (reader.trustsAnyProxy?.(req) === true) this.warnings.warn(WarningCodes.TRUST_PROXY_ALL);
+    }
+    // On every watched request: the first proxied ones may well come through a proxy of your own.
+    // Trust by address is left alone: a CDN's published ranges are public and rightly trusted.
+    if (
+      ip !== undefined &&
+      peer !== undefined &&
+      ip !== peer &&
+      !isPrivateAddress(peer) &&
+      reader.trust?.(req) === 'count'
+    ) {
+      this.publicHopSeen = true;
+      this.warnings.warn(WarningCodes.TRUST_PROXY_PUBLIC, peer);
+    }
   }
 
   handle(req: Req): Maybe<Outcome<Req, Res>> {

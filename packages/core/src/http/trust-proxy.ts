@@ -1,4 +1,5 @@
 import type { HttpHandler } from './handle.js';
+import type { ProxyTrust } from './types.js';
 import { WarningCodes } from './validate.js';
 
 /**
@@ -31,6 +32,27 @@ function appliesHopCount(version: string | undefined): boolean {
   return minor < 12 || (minor === 12 && patch < 1);
 }
 
+/** Express's `trust proxy` setting (app.get with one argument reads it); undefined for anything else. */
+function expressTrust(app: object): unknown {
+  const express = app as { get?: (setting: string) => unknown; set?: unknown };
+  if (typeof express.get !== 'function' || typeof express.set !== 'function') return undefined;
+  return express.get('trust proxy');
+}
+
+/**
+ * How the app trusts proxies (Express `trust proxy`, Fastify `trustProxy`): not at all, by hop count
+ * or wholesale (a number or true), or by address (names, addresses, ranges, a function); undefined
+ * for an app that is neither.
+ */
+export function trustOf(app: unknown): ProxyTrust | undefined {
+  if ((typeof app !== 'object' && typeof app !== 'function') || app === null) return undefined;
+  const fastify = fastifyRoot(app);
+  const setting = fastify === undefined ? expressTrust(app) : fastify.trustProxy;
+  if (fastify === undefined && setting === undefined) return undefined;
+  if (setting === undefined || setting === false || setting === 0) return 'none';
+  return setting === true || typeof setting === 'number' ? 'count' : 'address';
+}
+
 /**
  * Warns, once per app, of a trust-proxy setting that trusts every client (Express `trust proxy` true,
  * Fastify `trustProxy: true`), or one that Fastify does not apply (a hop count, from Fastify 5.12.1:
@@ -49,10 +71,7 @@ export function checkTrustProxy(app: unknown, http: Pick<HttpHandler<never>, 'wa
     if (http.warn(code, detail)) checked.add(owner);
   };
   if (fastify === undefined) {
-    // Express: app.get(setting) with one argument reads the setting.
-    const express = app as { get?: (setting: string) => unknown; set?: unknown };
-    if (typeof express.get !== 'function' || typeof express.set !== 'function') return;
-    if (express.get('trust proxy') === true) told(WarningCodes.TRUST_PROXY_ALL);
+    if (expressTrust(app) === true) told(WarningCodes.TRUST_PROXY_ALL);
     else checked.add(owner);
     return;
   }

@@ -84,6 +84,13 @@ export interface HttpOptions<Req = unknown, Res = unknown> extends LimiterOption
   plan?: (req: Req) => string | Promise<string>;
 }
 
+/**
+ * How a framework trusts proxies: `'none'`; `'count'`, by hop count or all of them (Express and Fastify
+ * a number or true, Koa `app.proxy`); `'address'`, by their addresses (names, ranges, a function, or
+ * an adapter's `getIp`, where the app picked its source).
+ */
+export type ProxyTrust = 'none' | 'count' | 'address';
+
 /** How core reads a framework's request; an adapter passes one set of these for all requests. */
 export interface RequestReader<Req> {
   /** The address the connection comes from (before any proxy header), for the validation warnings. */
@@ -92,6 +99,11 @@ export interface RequestReader<Req> {
   previous?(req: Req): Decision | undefined;
   /** Whether the framework trusts every proxy (Koa `app.proxy` with no hop count), for the validation warnings. */
   trustsAnyProxy?(req: Req): boolean;
+  /**
+   * How the framework trusts proxies, for the validation warnings: a public peer trusted by count is
+   * a client's way in; under a trust by address, a public peer's own X-Forwarded-For is no proxy's.
+   */
+  trust?(req: Req): ProxyTrust | undefined;
   /**
    * The Express app or Fastify instance serving the request (`req.app`, `request.server`, under NestJS
    * too): its trust-proxy setting is checked once, on the first request (checkTrustProxy).

@@ -10,6 +10,7 @@ export const WarningCodes = {
   FORWARDED_IGNORED: 'ERR_SLUICE_FORWARDED_IGNORED',
   TRUST_PROXY_ALL: 'ERR_SLUICE_TRUST_PROXY_ALL',
   TRUST_PROXY_IGNORED: 'ERR_SLUICE_TRUST_PROXY_IGNORED',
+  TRUST_PROXY_PUBLIC: 'ERR_SLUICE_TRUST_PROXY_PUBLIC',
   UNVERIFIED_CREDENTIAL: 'ERR_SLUICE_UNVERIFIED_CREDENTIAL',
   DOUBLE_COUNT: 'ERR_SLUICE_DOUBLE_COUNT',
   CREATED_PER_REQUEST: 'ERR_SLUICE_CREATED_PER_REQUEST',
@@ -26,11 +27,13 @@ const CODES: ReadonlySet<string> = new Set(Object.values(WarningCodes));
 
 const MESSAGES: Record<WarningCode, (limiter: string, detail: string) => string> = {
   ERR_SLUICE_FORWARDED_IGNORED: (l) =>
-    `Limiter "${l}" saw a request that came through a proxy (X-Forwarded-For or Forwarded) but is given the proxy's address: the framework trusts no proxy, so every client behind it shares one limit. Fix: trust your proxies (Express: app.set('trust proxy', 1) or their addresses; Fastify: trustProxy: ['<proxy address or range>']; Koa: app.proxy = true with app.maxIpsCount = 1; Hono: a getIp option).`,
+    `Limiter "${l}" saw a request that came through a proxy (X-Forwarded-For or Forwarded) but is given the proxy's address: the framework trusts no proxy, so every client behind it shares one limit. Fix: trust your proxies by address (Express: app.set('trust proxy', 'loopback, linklocal, uniquelocal') or their addresses; Fastify: trustProxy: ['<proxy address or range>']; Koa and Hono: getIp: privateProxyIp).`,
   ERR_SLUICE_TRUST_PROXY_ALL: (l) =>
-    `Limiter "${l}" runs behind trust proxy = true: any client can pick its own address with X-Forwarded-For, and so a fresh limit per request. Fix: trust only your proxies (a hop count on Express, or their addresses; on Koa, app.maxIpsCount).`,
+    `Limiter "${l}" runs behind trust proxy = true: any client can pick its own address with X-Forwarded-For, and so a fresh limit per request. Fix: trust only your proxies, by address (Express: 'loopback, linklocal, uniquelocal' or their addresses; Koa: app.proxy off and getIp: privateProxyIp).`,
   ERR_SLUICE_TRUST_PROXY_IGNORED: (l, detail) =>
     `Limiter "${l}": ${detail} is not applied to X-Forwarded-For by this Fastify (5.12.1 and later), so every client behind the proxy shares one limit. Fix: trustProxy: ['<proxy address or range>'].`,
+  ERR_SLUICE_TRUST_PROXY_PUBLIC: (l, detail) =>
+    `Limiter "${l}" took a client address from X-Forwarded-For on a connection from ${detail}, a public address, trusted as a proxy by a hop count (or trust proxy = true): a client that reaches this server directly writes its own address, and gets a fresh limit per request. Fix: trust proxies by address (Express: app.set('trust proxy', 'loopback, linklocal, uniquelocal') for proxies on your private network, or your CDN's published ranges; Fastify: trustProxy with those addresses; Koa: leave app.proxy off and pass getIp: privateProxyIp).`,
   ERR_SLUICE_UNVERIFIED_CREDENTIAL: (l) =>
     `Limiter "${l}" limits by API key or token without verify: a client can mint a fresh quota per request by inventing keys. Fix: pass verify (credential => subject or null), or back the limit with an IP limit.`,
   ERR_SLUICE_DOUBLE_COUNT: (l) =>
