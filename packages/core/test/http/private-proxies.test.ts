@@ -19,6 +19,9 @@ describe('isPrivateAddress', () => {
     '[fe80::1%eth0]',
     'fd00::1',
     '::ffff:10.1.2.3',
+    // An address written with a port is that address (API.md r3), here as everywhere.
+    '10.0.0.1:80',
+    '[fd00::1]:443',
   ])('%s: private', (ip) => {
     expect(isPrivateAddress(ip)).toBe(true);
   });
@@ -31,7 +34,7 @@ describe('isPrivateAddress', () => {
     '::ffff:203.0.113.7',
     '',
     'unknown',
-    '10.0.0.1:80',
+    '203.0.113.7:80',
   ])('%j: not private', (ip) => {
     expect(isPrivateAddress(ip)).toBe(false);
   });
