@@ -13,8 +13,10 @@ if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; th
 fi
 out=$(mktemp)
 status=0
-# The node first on PATH runs Jest and its workers (CI puts Node 22, 24 or 26 there through scripts/node.sh).
-node node_modules/jest/bin/jest.js --maxWorkers=2 --json --outputFile="$out" "$@" || status=$?
+# pnpm's shim runs Jest (and so its workers) on the node first on PATH, where CI puts Node 22, 24 or 26
+# through scripts/node.sh; the shim, not jest.js itself, because it also sets the NODE_PATH of pnpm's
+# hoisted modules, through which test/adapters/nest10.test.ts finds @nestjs/common.
+node_modules/.bin/jest --maxWorkers=2 --json --outputFile="$out" "$@" || status=$?
 node -e '
   const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
   console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
