@@ -104,10 +104,12 @@ describeRedis('RedisStore atomicity under concurrent processes', () => {
     /** Every call of every process decided by Redis, exactly LIMIT of them allowed. */
     const exact = { allowed: LIMIT, denied: clients.length * CALLS - LIMIT, degraded: 0, errors: [] };
 
+    // Each child compiles the clients module and connects: six of them at once took over 30 s on a
+    // loaded 2-core machine (CI's Valkey pass, load average 17).
     beforeAll(async () => {
       store = new RedisStore({ client: await sharedClient(clients[0]!, backend) });
       children = await startChildren(await sharedTarget(backend), clients);
-    });
+    }, 120_000);
 
     afterAll(async () => {
       for (const child of children) {
