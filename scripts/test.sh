@@ -13,14 +13,17 @@ if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; th
 fi
 out=$(mktemp)
 status=0
-npx jest --maxWorkers=2 --json --outputFile="$out" "$@" || status=$?
+# pnpm's shim runs Jest (and so its workers) on the node first on PATH, where CI puts Node 22, 24 or 26
+# through scripts/node.sh; the shim, not jest.js itself, because it also sets the NODE_PATH of pnpm's
+# hoisted modules, through which test/adapters/nest10.test.ts finds @nestjs/common.
+node_modules/.bin/jest --maxWorkers=2 --json --outputFile="$out" "$@" || status=$?
 node -e '
   const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
   console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
 ' "$out" || true
 rm -f "$out"
-# A worker that Jest had to kill cannot stop its redis-server: end any test server left without a parent.
-for pid in $(pgrep -x redis-server || true); do
+# A worker that Jest had to kill cannot stop its server: end any test server left without a parent.
+for pid in $(pgrep -x "${SLUICE_REDIS_SERVER:-redis-server}" || true); do
   if [ "$(ps -o ppid= -p "$pid" | tr -d ' ')" = 1 ] && readlink "/proc/$pid/cwd" | grep -q '/sluice-redis-'; then
     kill "$pid" 2>/dev/null || true
   fi

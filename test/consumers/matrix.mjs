@@ -18,6 +18,16 @@ const TYPES_FOR = {
   }),
 };
 
+/**
+ * The TypeScript compilers the consumer type-checks with beside the repository's own (5.9, which also
+ * checks node16 and node10): the oldest the README promises, and 7, the native compiler (it has no
+ * node10 resolution). Each is installed into the consumer under an alias, as a user would have it.
+ */
+export const TYPESCRIPT = [
+  { alias: 'typescript-5.4', spec: '~5.4.5' },
+  { alias: 'typescript-7', spec: '^7.0.2' },
+];
+
 /** Comparator sets of a range such as '^4.17.0 || ^5.0.0' or '>=5.0.0', as [operator, version]. */
 function comparators(range) {
   return range.split('||').map((part) => {
@@ -67,6 +77,9 @@ export function matrix(manifests) {
       sets[end][name] = versions[end];
       Object.assign(sets[end], TYPES_FOR[name]?.(major(versions[end]), end));
     }
+  }
+  for (const end of ['low', 'high']) {
+    for (const { alias, spec } of TYPESCRIPT) sets[end][alias] = `npm:typescript@${spec}`;
   }
   return { ranges: Object.fromEntries(ranges), sets };
 }

@@ -3,18 +3,19 @@
  * The packaging check: packs every package as npm would publish it, lints the tarballs (publint,
  * are-the-types-wrong), installs them into throwaway consumer projects at both ends of the declared
  * peer ranges, and there loads them from CommonJS and ESM, runs a request through Express, Fastify,
- * Hono (on @hono/node-server), Koa and NestJS and a decision through Redis, and type-checks a TypeScript consumer with node16, bundler and node10
- * resolution. Prints PASS/FAIL per check and exits non-zero on any failure.
+ * Hono (on @hono/node-server), Koa and NestJS and a decision through Redis, and type-checks a TypeScript consumer: with the
+ * repository's tsc under node16, bundler and node10 resolution, and with TypeScript 5.4 and 7 (installed
+ * in the consumer, matrix.mjs) under nodenext and bundler. Prints PASS/FAIL per check and exits non-zero on any failure.
  *
  *   node test/consumers/run.mjs [--no-build] [--keep]
  */
 import { spawn } from 'node:child_process';
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { matrix } from './matrix.mjs';
+import { matrix, TYPESCRIPT } from './matrix.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -87,13 +88,13 @@ async function checks(prefix, command, commandArgs, options) {
 }
 
 /**
- * tsc with skipLibCheck off, so errors inside Sluice's declarations count. Errors inside other
+ * tsc (the script, run by the node on PATH: CI runs this check on several Nodes) with skipLibCheck off, so errors inside Sluice's declarations count. Errors inside other
  * packages' declarations (old fastify types under a newer TypeScript) are not Sluice's: counted, shown
  * in the name, not failed.
  */
-async function typecheck(name, project) {
+async function typecheck(name, project, tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')) {
   const started = Date.now();
-  const { code, output } = await run(bin('tsc'), ['-p', project]);
+  const { code, output } = await run('node', [tsc, '-p', project]);
   const seconds = `${((Date.now() - started) / 1000).toFixed(1)} s`;
   const errors = output.split('\n').filter((line) => /\(\d+,\d+\): error TS\d+/.test(line));
   const foreign = errors.filter((line) => /\/node_modules\/(?!@sluice\/)/.test(line));
@@ -200,6 +201,17 @@ async function consumer(end, dir, peers, redisUrl) {
       `${end}: TypeScript, moduleResolution ${resolution}`,
       join(dir, 'ts', `tsconfig.${resolution}.json`),
     );
+  }
+  for (const { alias } of TYPESCRIPT) {
+    const typescript = join(dir, 'node_modules', alias);
+    const { version } = JSON.parse(await readFile(join(typescript, 'package.json'), 'utf8'));
+    for (const resolution of ['nodenext', 'bundler']) {
+      await typecheck(
+        `${end}: TypeScript ${version}, moduleResolution ${resolution}`,
+        join(dir, 'ts', `tsconfig.${resolution}.json`),
+        join(typescript, 'bin', 'tsc'),
+      );
+    }
   }
 }
 

@@ -50,6 +50,13 @@ export interface StartClusterOptions {
 }
 
 const HOST = '127.0.0.1';
+/**
+ * The server the Redis suites run on: redis-server, or another with its command line and protocol,
+ * named by SLUICE_REDIS_SERVER (CI's second pass sets valkey-server, so every Redis suite proves
+ * Valkey too without a copy). Its own CLI (valkey-cli beside valkey-server) creates its clusters.
+ */
+export const SERVER = process.env.SLUICE_REDIS_SERVER || 'redis-server';
+const CLI = SERVER.replace(/-server$/, '-cli');
 const START_TIMEOUT_MS = 10_000;
 /** Environment names through which the global setup hands shared servers to the workers. */
 export const ENV_URL = 'SLUICE_TEST_REDIS_URL';
@@ -73,10 +80,12 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 
 /** Why Redis tests cannot run here, or undefined when they can. */
 export function redisMissing(): string | undefined {
-  for (const binary of ['redis-server', 'redis-cli']) {
+  for (const binary of [SERVER, CLI]) {
     const found = spawnSync(binary, ['--version'], { stdio: 'ignore' });
     if (found.error !== undefined || found.status !== 0) {
-      return `${binary} is not installed (sudo apt-get install -y redis-server, or run scripts/test.sh as root)`;
+      return SERVER === 'redis-server'
+        ? `${binary} is not installed (sudo apt-get install -y redis-server, or run scripts/test.sh as root)`
+        : `${binary} is not installed (SLUICE_REDIS_SERVER=${SERVER}; for Valkey: scripts/install-valkey.sh)`;
     }
   }
   return undefined;
@@ -96,11 +105,13 @@ export interface DescribeRedisOptions {
 export function describeRedis(name: string, body: () => void, options: DescribeRedisOptions = {}): void {
   if (missingChecked === null) missingChecked = redisMissing();
   const missing = options.urlOnly && process.env.REDIS_URL ? undefined : missingChecked;
+  // A pass on another server says so in every test name, so that its log cannot pass for Redis's.
+  if (SERVER !== 'redis-server') name = `${name} [${SERVER}]`;
   if (missing === undefined) {
     describe(name, body);
   } else if (process.env.CI === 'true' || process.env.CI === '1') {
     describe(name, () => {
-      test('redis-server is available', () => {
+      test(`${SERVER} is available`, () => {
         throw new Error(`Redis suites cannot be skipped in CI: ${missing}`);
       });
     });
@@ -126,7 +137,7 @@ function freePort(): Promise<number> {
 function spawnServer(port: number, dir: string, args: readonly string[]): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
     const child = spawn(
-      'redis-server',
+      SERVER,
       [
         '--port',
         String(port),
@@ -148,7 +159,7 @@ function spawnServer(port: number, dir: string, args: readonly string[]): Promis
     let output = '';
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`redis-server on port ${port} did not start in time:\n${output}`));
+      reject(new Error(`${SERVER} on port ${port} did not start in time:\n${output}`));
     }, START_TIMEOUT_MS);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
@@ -167,7 +178,7 @@ function spawnServer(port: number, dir: string, args: readonly string[]): Promis
     child.once('exit', (code, signal) => {
       running.delete(child);
       clearTimeout(timer);
-      reject(new Error(`redis-server on port ${port} exited (${code ?? signal}):\n${output}`));
+      reject(new Error(`${SERVER} on port ${port} exited (${code ?? signal}):\n${output}`));
     });
     child.once('error', (error) => {
       running.delete(child);
@@ -235,9 +246,8 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
 
 function redisCli(args: readonly string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('redis-cli', args, { timeout: 20_000 }, (error, stdout, stderr) => {
-      if (error)
-        reject(new Error(`redis-cli ${args.join(' ')} failed: ${error.message}\n${stdout}${stderr}`));
+    execFile(CLI, args, { timeout: 20_000 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${CLI} ${args.join(' ')} failed: ${error.message}\n${stdout}${stderr}`));
       else resolve(stdout);
     });
   });

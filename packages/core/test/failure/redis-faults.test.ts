@@ -94,6 +94,8 @@ const runs: Array<[ClientName, OnStoreError[]]> = [
   ['iovalkey', ['local']],
   ['node-redis v4', ['allow']],
   ['node-redis v5', ['deny']],
+  ['ioredis v6', ['allow']],
+  ['node-redis v6', ['local']],
 ];
 
 describe.each(runs)('RedisStore faults on %s (a redis-server of its own)', (clientName, modes) =>

@@ -1,16 +1,31 @@
 import type { RedisClient } from '@sluice/core';
 import Redis, { Cluster } from 'ioredis';
+import Redis6, { Cluster as Cluster6 } from 'ioredis6';
 import Valkey, { Cluster as ValkeyCluster } from 'iovalkey';
 import * as nodeRedis4 from 'redis4';
 import * as nodeRedis5 from 'redis5';
+import * as nodeRedis6 from 'redis6';
 import { type RedisNode, sharedCluster, sharedRedis } from '../../../../test/support/redis.js';
 
 /**
  * The Redis clients RedisStore accepts, for the Redis suites: every suite that proves a guarantee runs
  * once per client, on the same servers. `closeClients()` ends every client made here.
  */
-export type ClientName = 'ioredis' | 'iovalkey' | 'node-redis v4' | 'node-redis v5';
-export const CLIENT_NAMES: readonly ClientName[] = ['ioredis', 'iovalkey', 'node-redis v4', 'node-redis v5'];
+export type ClientName =
+  | 'ioredis'
+  | 'ioredis v6'
+  | 'iovalkey'
+  | 'node-redis v4'
+  | 'node-redis v5'
+  | 'node-redis v6';
+export const CLIENT_NAMES: readonly ClientName[] = [
+  'ioredis',
+  'ioredis v6',
+  'iovalkey',
+  'node-redis v4',
+  'node-redis v5',
+  'node-redis v6',
+];
 
 export interface ClientOptions {
   /** ioredis and iovalkey only: node-redis always writes a turn's commands together. */
@@ -31,7 +46,16 @@ function keep<T extends Closable>(client: T): T {
   return client;
 }
 
-/** What the suites use of a node-redis module, the same in v4 and v5. */
+/** The ioredis-shaped libraries ('ioredis' is v5, the dev dependency the other suites use too). */
+type IoredisName = 'ioredis' | 'ioredis v6' | 'iovalkey';
+const ioredisModules: Record<IoredisName, { Redis: typeof Redis; Cluster: typeof Cluster }> = {
+  ioredis: { Redis, Cluster },
+  'ioredis v6': { Redis: Redis6 as unknown as typeof Redis, Cluster: Cluster6 as unknown as typeof Cluster },
+  iovalkey: { Redis: Valkey as unknown as typeof Redis, Cluster: ValkeyCluster as unknown as typeof Cluster },
+};
+const isIoredis = (name: ClientName): name is IoredisName => name in ioredisModules;
+
+/** What the suites use of a node-redis module, the same in v4, v5 and v6. */
 interface NodeRedisClient extends Closable {
   on(event: 'error', listener: () => void): unknown;
   connect(): Promise<unknown>;
@@ -43,6 +67,7 @@ interface NodeRedisModule {
 const nodeRedisModules: Record<string, NodeRedisModule> = {
   'node-redis v4': nodeRedis4 as unknown as NodeRedisModule,
   'node-redis v5': nodeRedis5 as unknown as NodeRedisModule,
+  'node-redis v6': nodeRedis6 as unknown as NodeRedisModule,
 };
 
 /** An ioredis client on a standalone server (for what a suite does beside the client under test). */
@@ -67,20 +92,14 @@ export async function connectClient(
   target: Target,
   options: ClientOptions = {},
 ): Promise<RedisClient> {
-  if (name === 'ioredis' || name === 'iovalkey') {
+  if (isIoredis(name)) {
+    const { Redis, Cluster } = ioredisModules[name];
     const client =
-      name === 'ioredis'
-        ? 'url' in target
-          ? standaloneClient(target.url, options)
-          : clusterClient(target.nodes, options)
-        : 'url' in target
-          ? keep(new Valkey(target.url, ioOptions(options)))
-          : keep(
-              new ValkeyCluster(target.nodes, {
-                ...ioOptions(options),
-                redisOptions: { maxRetriesPerRequest: 1 },
-              }),
-            );
+      'url' in target
+        ? keep(new Redis(target.url, ioOptions(options)))
+        : keep(
+            new Cluster(target.nodes, { ...ioOptions(options), redisOptions: { maxRetriesPerRequest: 1 } }),
+          );
     await new Promise<void>((resolve) =>
       (client as { once(event: 'ready', listener: () => void): unknown }).once('ready', () => resolve()),
     );
@@ -163,7 +182,7 @@ export async function configuredClient(
   settings: Settings,
 ): Promise<RedisClient> {
   const reconnect = (attempt: number) => Math.min(attempt * 50, 500);
-  if (name === 'ioredis' || name === 'iovalkey') {
+  if (isIoredis(name)) {
     const options =
       settings === 'defaults'
         ? { lazyConnect: true }
@@ -174,7 +193,7 @@ export async function configuredClient(
             connectTimeout: 1000,
             retryStrategy: reconnect,
           };
-    const client = name === 'ioredis' ? new Redis(url, options) : new Valkey(url, options);
+    const client = new ioredisModules[name].Redis(url, options);
     client.on('error', () => {});
     keep(client);
     await client.connect();
@@ -196,9 +215,9 @@ export function unconnectedClient(
   name: ClientName,
   url: string,
 ): { client: RedisClient; connect: () => Promise<unknown> } {
-  if (name === 'ioredis' || name === 'iovalkey') {
+  if (isIoredis(name)) {
     const options = { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 };
-    const client = keep(name === 'ioredis' ? new Redis(url, options) : new Valkey(url, options));
+    const client = keep(new ioredisModules[name].Redis(url, options));
     client.on('error', () => {});
     // The first command of a lazyConnect client starts connecting on its own: then wait for it.
     const connect = async () => {

@@ -1,5 +1,13 @@
+import { execFileSync } from 'node:child_process';
 import Redis, { Cluster } from 'ioredis';
-import { describeRedis, startCluster, startRedis } from '../../../../test/support/redis.js';
+import {
+  describeRedis,
+  SERVER,
+  sharedCluster,
+  sharedRedis,
+  startCluster,
+  startRedis,
+} from '../../../../test/support/redis.js';
 
 /** The test harness itself: servers that stop, crash and come back on their port; a cluster with replicas. */
 describeRedis('redis-server harness', () => {
@@ -19,6 +27,25 @@ describeRedis('redis-server harness', () => {
     } finally {
       client.disconnect();
       await server.stop();
+    }
+  });
+
+  // A pass on Valkey must not be a pass on Redis: the shared servers every suite uses report the
+  // version of the binary SLUICE_REDIS_SERVER names (Valkey 8 answers valkey_version:8.x, and
+  // redis_version:7.2.4 for compatibility).
+  test(`the shared standalone server and cluster are ${SERVER}`, async () => {
+    const version = /v=(\d+\.\d+\.\d+)/.exec(execFileSync(SERVER, ['--version'], { encoding: 'utf8' }))![1];
+    const field = SERVER === 'redis-server' ? 'redis_version' : `${SERVER.replace(/-server$/, '')}_version`;
+    const cluster = await sharedCluster();
+    const clients = [new Redis(cluster[0]!.port, cluster[0]!.host)];
+    // A REDIS_URL names a server someone else started: only the run's own are checked.
+    if (process.env.REDIS_URL === undefined) clients.push(new Redis(await sharedRedis()));
+    for (const client of clients) {
+      try {
+        expect(await client.info('server')).toContain(`${field}:${version}`);
+      } finally {
+        client.disconnect();
+      }
     }
   });
 
