@@ -32,6 +32,17 @@ describe('list entries written as ranges', () => {
     );
   });
 
+  // Found by the review of 4a2b25a: an address written with a port became a subject entry that never
+  // matched, though a client's address with a port is that address (API.md r3).
+  it.each([
+    ['203.0.113.66:51000', '"203.0.113.66"'],
+    ['[2001:db8::1]:443', '"2001:db8:0:0:0:0:0:1"'],
+  ])('%s, an address with a port, is ERR_SLUICE_INVALID_OPTION naming the address', (entry, address) => {
+    const error = entryError('denyList', entry);
+    expect(error.code).toBe(ErrorCodes.INVALID_OPTION);
+    expect(error.message).toContain(`write ${address}`);
+  });
+
   it('the message names the entry and says what to write instead', () => {
     const { message } = entryError('allowList', '10.0.0.O/8');
     expect(message).toContain('"10.0.0.O/8"');

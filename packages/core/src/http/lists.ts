@@ -1,7 +1,7 @@
 import { BlockList, isIP, isIPv4 } from 'node:net';
 import { describeValue, ErrorCodes } from '../errors.js';
 import { fail } from '../options.js';
-import { clientAddress, quoted } from './ip.js';
+import { addressOf, clientAddress, quoted } from './ip.js';
 
 /**
  * `allowList` / `denyList`, parsed. Entries are typed by their form (API.md r2): an IP address or a
@@ -69,6 +69,18 @@ function notARange(entry: string, option: string): never {
     ErrorCodes.INVALID_OPTION,
     option,
     `${shown(entry)} is written as a CIDR range (it ends in '/' and digits) but what comes before the '/' is not an IP address; write the range with an IP address, such as '10.0.0.0/8' or '2001:db8::/32' (a subject that ends in '/' and digits is listed with a function instead: (req, subject) => subject === '…')`,
+  );
+}
+
+/**
+ * Throws the configuration error of an address written with a port (`203.0.113.7:51000`): a client's
+ * address is matched without its port, so as a subject entry it would never match.
+ */
+function withPort(entry: string, option: string): never {
+  return fail(
+    ErrorCodes.INVALID_OPTION,
+    option,
+    `${quoted(entry)} is an address written with a port; a client is matched by its address alone: write ${quoted(addressOf(entry, false)!)}`,
   );
 }
 
@@ -142,6 +154,8 @@ export function parseList<Req>(value: unknown, option: string): ListConfig<Req> 
       addAddress(addresses, entry, `${option}[${i}]`);
     } else if (RANGE_SUFFIX.test(entry)) {
       notARange(entry, `${option}[${i}]`);
+    } else if (addressOf(entry, false) !== undefined) {
+      withPort(entry, `${option}[${i}]`);
     } else {
       subjects ??= new Set();
       subjects.add(entry);
