@@ -163,7 +163,15 @@ function parseBan(value: unknown): (Omit<BanConfig, 'withinMs'> & { withinMs?: n
 function parseHeaders(value: unknown): HeaderMode {
   if (value === undefined) return 'draft-10';
   if (value === false) return false;
-  return oneOf(value, ['draft-10', 'draft-7', 'draft-6'] as const, 'headers');
+  if (value === true) {
+    // express-rate-limit's `headers: true` (and `standardHeaders: true`): the fields are on by default.
+    fail(
+      ErrorCodes.INVALID_OPTION,
+      'headers',
+      "expected a draft name or false; got true: leave it out for the default 'draft-10' (or write headers: 'draft-10', or 'draft-8' as express-rate-limit recommends); legacyHeaders: true adds X-RateLimit-*",
+    );
+  }
+  return oneOf(value, ['draft-10', 'draft-8', 'draft-7', 'draft-6'] as const, 'headers');
 }
 
 function parseStatus(value: unknown): number {
