@@ -203,7 +203,7 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
     const http = { ...given, validate: validateForCheckOnly(given.validate) } as typeof given;
     const standIn = http.limiter === undefined && http.policies === undefined;
     checked = createHttpHandler(
-      standIn ? { ...http, limit: http.limit ?? 1, window: http.window ?? 1, name: 'global' } : http,
+      standIn ? { ...http, limit: http.limit ?? 1, window: http.window ?? '1s', name: 'global' } : http,
       frameworkReader,
       PLUGIN_KEYS,
     );

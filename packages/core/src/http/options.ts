@@ -151,6 +151,13 @@ function parseSubnet(value: unknown): number | false {
 /** The ban; `withinMs` undefined means the longest policy window, known once the limiter is. */
 function parseBan(value: unknown): (Omit<BanConfig, 'withinMs'> & { withinMs?: number }) | undefined {
   if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    fail(
+      ErrorCodes.INVALID_OPTION,
+      'ban',
+      `expected { after, within?, for }, e.g. { after: 3, within: '1m', for: '15m' }: a subject refused \`after\` times within \`within\` is answered 403 for \`for\`; got ${describeValue(value)}${typeof value === 'number' ? ` (a count, as @fastify/rate-limit's ban, is \`after\`)` : ''}`,
+    );
+  }
   expectObject(value, 'ban');
   rejectUnknown(value, new Set(['after', 'within', 'for']), 'ban');
   const after = positiveInteger(value.after, 'ban.after');
