@@ -3,6 +3,7 @@ import { type AlgorithmName, algorithmNames, algorithms, bucketAlgorithms } from
 import { type Duration, formatDuration, parseDuration } from './duration.js';
 import { describeValue, type ErrorCode, ErrorCodes, SluiceConfigError } from './errors.js';
 import { foreignOption } from './foreign-options.js';
+import { invalidStoreMessage } from './foreign-stores.js';
 import type { Store } from './stores/store.js';
 
 export type OnStoreError = 'local' | 'allow' | 'deny';
@@ -335,11 +336,7 @@ export function parseLimiterOptions(options: unknown): LimiterConfig {
     seen.add(p.name);
   });
   if (options.store !== undefined && !isStore(options.store)) {
-    fail(
-      ErrorCodes.INVALID_STORE,
-      'store',
-      'expected a MemoryStore, a RedisStore, a ClusterStore or another object implementing Store (docs/stores.md)',
-    );
+    fail(ErrorCodes.INVALID_STORE, 'store', invalidStoreMessage(options.store));
   }
   const prefix = options.prefix === undefined ? 'sluice' : nonEmptyString(options.prefix, 'prefix');
   if (/[{}]/.test(prefix))

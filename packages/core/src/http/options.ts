@@ -1,6 +1,7 @@
 import type { Decision } from '../decision.js';
 import { parseDuration } from '../duration.js';
 import { describeValue, ErrorCodes, SluiceConfigError } from '../errors.js';
+import { foreignStore } from '../foreign-stores.js';
 import { credentialDigest } from '../keys.js';
 import { createLimiter, type Limiter } from '../limiter.js';
 import {
@@ -302,7 +303,7 @@ function buildLimiter(options: Record<string, unknown>): { limiter: Limiter; sto
     fail(
       ErrorCodes.INVALID_OPTION,
       'limiter',
-      `expected a limiter from createLimiter(); got ${describeValue(options.limiter)}`,
+      `expected a limiter from createLimiter(); got ${foreignStore(options.limiter) ?? describeValue(options.limiter)}`,
     );
   }
   return { limiter: options.limiter, store: options.limiter.config.store ?? new MemoryStore() };
