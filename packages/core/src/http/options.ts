@@ -309,12 +309,34 @@ function buildLimiter(options: Record<string, unknown>): { limiter: Limiter; sto
   return { limiter: options.limiter, store: options.limiter.config.store ?? new MemoryStore() };
 }
 
+/**
+ * Whether `options` is a request or a framework context: `app.use(rateLimiter)`, the middleware
+ * factory mounted uncalled, makes every request call it with one (Express's req, Koa's ctx, Hono's c),
+ * which would otherwise be refused for its first property (`_events: unknown option`).
+ */
+function isRequest(options: object): boolean {
+  return (
+    '_events' in options ||
+    'socket' in options ||
+    ('method' in options && 'headers' in options) ||
+    ('req' in options && 'res' in options) ||
+    ('env' in options && 'finalized' in options)
+  );
+}
+
 /** Options -> frozen config. Every SluiceConfigError of the HTTP options is thrown here. */
 export function parseHttpOptions<Req, Res>(
   options: HttpOptions<Req, Res>,
   adapterKeys: readonly string[] = [],
 ): HttpConfig<Req, Res> {
   expectObject(options, 'options');
+  if (isRequest(options)) {
+    fail(
+      ErrorCodes.INVALID_OPTION,
+      'options',
+      "got a request: the middleware factory was mounted uncalled, as app.use(rateLimiter); call it: app.use(rateLimiter({ limit: 100, window: '15m' }))",
+    );
+  }
   rejectUnknown(options, ALL_KEYS, '', adapterKeys);
   const apiKey = parseApiKey(options.apiKey);
   const subject: SubjectConfig<Req> = Object.freeze({
