@@ -1,5 +1,12 @@
 import type { ServerResponse } from 'node:http';
-import { type CanActivate, type ExecutionContext, HttpException, Inject, Injectable } from '@nestjs/common';
+import {
+  type CanActivate,
+  type ExecutionContext,
+  HttpException,
+  Inject,
+  Injectable,
+  Optional,
+} from '@nestjs/common';
 import type { Decision, FrameworkRequest, GraphqlExchange, HttpHandler, HttpOutcome } from '@sluice/core';
 import {
   abandonIfLate,
@@ -130,8 +137,18 @@ function refuseGraphql(outcome: Outcome): Promise<never> {
  */
 @Injectable()
 export class SluiceGuard implements CanActivate {
-  // By token: the build emits no constructor types for Nest to read.
-  constructor(@Inject(RouteLimits) private readonly limits: RouteLimits) {}
+  private readonly limits: RouteLimits;
+
+  // By token: the build emits no constructor types for Nest to read. Optional, so that a guard used
+  // without the module says what to import, not Nest's DI error naming an internal class.
+  constructor(@Optional() @Inject(RouteLimits) limits: RouteLimits | undefined) {
+    if (limits === undefined) {
+      throw new Error(
+        "SluiceGuard needs SluiceModule.forRoot(options) (or forRootAsync) in the imports of your root module: @Module({ imports: [SluiceModule.forRoot({ limit: 100, window: '1m' })] }), imported from @sluice/nestjs",
+      );
+    }
+    this.limits = limits;
+  }
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const type = context.getType<string>();
