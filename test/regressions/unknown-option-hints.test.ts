@@ -69,7 +69,7 @@ describe('an unknown option', () => {
   it('on Fastify lists global and hook for the plugin, hook only for a route', async () => {
     const app = frameworks[0]![1]();
     await expect(app.register(sluice, { timeWindow: '1m', max: 5 } as never).ready()).rejects.toThrow(
-      /write `window` instead; the options here are .*global, hook/,
+      /write `window` instead.*; the options here are .*global, hook/,
     );
     await app.close();
     const routeApp = frameworks[0]![1]();

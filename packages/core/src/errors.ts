@@ -33,6 +33,8 @@ export const ErrorCodes = {
   STORE_RECOVERED: 'ERR_SLUICE_STORE_RECOVERED',
   /** A process warning, not an error: two limiters on one store and name with different policies. */
   NAME_REUSE: 'ERR_SLUICE_NAME_REUSE',
+  /** A process warning, not an error: a window written as a bare number under 1,000 (ms): likely seconds. */
+  WINDOW_IN_SECONDS: 'ERR_SLUICE_WINDOW_IN_SECONDS',
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

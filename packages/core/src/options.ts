@@ -2,6 +2,8 @@ import type { Algorithm, PolicyParams } from './algorithms/index.js';
 import { type AlgorithmName, algorithmNames, algorithms, bucketAlgorithms } from './algorithms/index.js';
 import { type Duration, formatDuration, parseDuration } from './duration.js';
 import { describeValue, type ErrorCode, ErrorCodes, SluiceConfigError } from './errors.js';
+import { foreignOption } from './foreign-options.js';
+import { invalidStoreMessage } from './foreign-stores.js';
 import type { Store } from './stores/store.js';
 
 export type OnStoreError = 'local' | 'allow' | 'deny';
@@ -98,43 +100,6 @@ export function fail(code: ErrorCode, option: string, message: string): never {
   throw new SluiceConfigError(code, option, message);
 }
 
-/**
- * The options of express-rate-limit, rate-limit-redis, @fastify/rate-limit and rate-limiter-flexible
- * that Sluice names otherwise: an unknown option says what to write instead.
- */
-const RENAMED: Readonly<Record<string, string>> = {
-  windowMs: 'window',
-  timeWindow: 'window',
-  duration: 'window',
-  max: 'limit',
-  points: 'limit',
-  keyGenerator: 'subject',
-  message: 'handler',
-  errorResponseBuilder: 'handler',
-  standardHeaders: 'headers',
-  addHeaders: 'headers',
-  skipOnError: 'onStoreError',
-  passOnStoreError: 'onStoreError',
-  keyPrefix: 'prefix',
-  storeClient: 'store',
-  allowlist: 'allowList',
-  // Names too far from Sluice's for the edit distance to find.
-  status: 'statusCode',
-  whitelist: 'allowList',
-  blacklist: 'denyList',
-  blockDuration: 'ban',
-  banDuration: 'ban',
-};
-
-/**
- * Options of other libraries (and of the frameworks) that Sluice has no counterpart for: an unknown
- * option of these names says what to do instead.
- */
-const ADVICE: Readonly<Record<string, string>> = {
-  trustProxy:
-    "Sluice limits the address the framework gives (req.ip, request.ip, ctx.ip) and reads no proxy header itself: trust your proxies, and only them, where the framework does by address, never a hop count (Express: app.set('trust proxy', 'loopback, linklocal, uniquelocal'); Fastify: Fastify({ trustProxy: … }); Koa and Hono: getIp: privateProxyIp; NestJS: on its platform, app.set('trust proxy', …) or new FastifyAdapter({ trustProxy: … }))",
-};
-
 /** Edit distance, for a typo's nearest valid option. */
 function distance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -151,11 +116,8 @@ function distance(a: string, b: string): number {
   return row[b.length]!;
 }
 
-/** What to write instead of `key` among `valid`, if anything is close enough to say so. */
-function replacementOf(key: string, valid: readonly string[]): string | undefined {
-  // Own keys only: `constructor` or `toString` are no option of another library.
-  const renamed = Object.hasOwn(RENAMED, key) ? RENAMED[key] : undefined;
-  if (renamed !== undefined && valid.includes(renamed)) return renamed;
+/** The nearest of `valid` to a typo `key`, if anything is close enough to say so. */
+function nearest(key: string, valid: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Math.max(2, Math.floor(key.length / 3)) + 1;
   for (const name of valid) {
@@ -169,8 +131,9 @@ function replacementOf(key: string, valid: readonly string[]): string | undefine
 }
 
 /**
- * Throws for keys of `options` that are not in `known`: the message names what to write instead (the
- * other libraries' names, or the nearest option for a typo) or what to do instead (ADVICE), and lists
+ * Throws for keys of `options` that are not in `known`, every one of them in the one error (`option`
+ * names the first): each says what to write instead (another library's name, with the new shape
+ * where it differs, or the nearest option for a typo) or what to do instead, and the message lists
  * the options valid here, with `extra`, the options of the adapter at that place (Fastify's `global`,
  * `hook`).
  */
@@ -180,23 +143,29 @@ export function rejectUnknown(
   where: string,
   extra: readonly string[] = [],
 ): void {
-  for (const key of Object.keys(options)) {
-    if (!known.has(key)) {
-      const valid = [...known, ...extra];
-      fail(
-        ErrorCodes.UNKNOWN_OPTION,
-        where ? `${where}.${key}` : key,
-        `unknown option; ${hintFor(key, valid)}the options here are ${valid.join(', ')}`,
-      );
-    }
-  }
+  const unknown = Object.keys(options).filter((key) => !known.has(key));
+  if (unknown.length === 0) return;
+  const valid = [...known, ...extra];
+  const path = (key: string) => (where ? `${where}.${key}` : key);
+  const [first, ...others] = unknown.map((key) => ({ key, hint: hintFor(key, valid) }));
+  const also = others.map(({ key, hint }) => `${path(key)}: unknown option${hint}; `).join('');
+  fail(
+    ErrorCodes.UNKNOWN_OPTION,
+    path(first!.key),
+    `unknown option${first!.hint}; ${also}the options here are ${valid.join(', ')}`,
+  );
 }
 
-/** The hint of an unknown option `key`: advice, what to write instead, or nothing. */
+/** The hint of an unknown option `key` (starting '; ', or empty): what to write or do instead. */
 function hintFor(key: string, valid: readonly string[]): string {
-  if (Object.hasOwn(ADVICE, key)) return `${ADVICE[key]}; `;
-  const instead = replacementOf(key, valid);
-  return instead === undefined ? '' : `write \`${instead}\` instead; `;
+  const foreign = foreignOption(key);
+  if (foreign !== undefined && (foreign.to === undefined || valid.includes(foreign.to))) {
+    const instead = foreign.to === undefined ? '' : `; write \`${foreign.to}\` instead`;
+    if (foreign.note === undefined) return instead;
+    return foreign.to === undefined ? `; ${foreign.note}` : `${instead}: ${foreign.note}`;
+  }
+  const typo = nearest(key, valid);
+  return typo === undefined ? '' : `; write \`${typo}\` instead`;
 }
 
 export function expectObject(value: unknown, option: string): asserts value is Record<string, unknown> {
@@ -239,12 +208,31 @@ export function nonEmptyString(value: unknown, option: string): string {
   return value;
 }
 
+/** Windows already warned of (once per value: a policy set reused for many limiters says it once). */
+const secondsWarned = new Set<number>();
+
+/**
+ * A window of a bare number under 1,000 is milliseconds, and almost always seconds meant
+ * (rate-limiter-flexible's duration, @nestjs/throttler 5's ttl): `window: 60` refills 60 times as fast
+ * as meant, and nothing else would say so. A warning, not an error: sub-second windows are legitimate,
+ * and written as a string ('60ms') they are not warned of.
+ */
+function warnIfSeconds(windowMs: number, option: string): void {
+  if (windowMs >= 1000 || secondsWarned.has(windowMs)) return;
+  secondsWarned.add(windowMs);
+  process.emitWarning(
+    `${option}: ${windowMs} is ${windowMs} milliseconds. If seconds were meant (rate-limiter-flexible's duration, @nestjs/throttler 5's ttl), write '${windowMs}s' (or ${windowMs * 1000}); if milliseconds are, write '${windowMs}ms', which is not warned of.`,
+    { code: ErrorCodes.WINDOW_IN_SECONDS, type: 'SluiceWarning' },
+  );
+}
+
 function parsePolicy(raw: unknown, option: string): PolicyConfig {
   expectObject(raw, option);
   rejectUnknown(raw, POLICY_KEYS, option);
   const limit = positiveInteger(raw.limit, `${option}.limit`);
   if (raw.window === undefined) fail(ErrorCodes.INVALID_DURATION, `${option}.window`, 'is required');
   const windowMs = parseDuration(raw.window, `${option}.window`);
+  if (typeof raw.window === 'number') warnIfSeconds(windowMs, `${option}.window`);
   const algorithm =
     raw.algorithm === undefined
       ? 'sliding-window'
@@ -348,11 +336,7 @@ export function parseLimiterOptions(options: unknown): LimiterConfig {
     seen.add(p.name);
   });
   if (options.store !== undefined && !isStore(options.store)) {
-    fail(
-      ErrorCodes.INVALID_STORE,
-      'store',
-      'expected a MemoryStore, a RedisStore, a ClusterStore or another object implementing Store (docs/stores.md)',
-    );
+    fail(ErrorCodes.INVALID_STORE, 'store', invalidStoreMessage(options.store));
   }
   const prefix = options.prefix === undefined ? 'sluice' : nonEmptyString(options.prefix, 'prefix');
   if (/[{}]/.test(prefix))

@@ -1,10 +1,12 @@
 import {
   abandonIfLate,
+  answerForHandler,
   callHandler,
   createHttpHandler,
   type Decision,
   frameworkReader,
   type HandlerApi,
+  type HttpHandler,
   type HttpOptions,
   type HttpOutcome,
   PROBLEM_CONTENT_TYPE,
@@ -31,7 +33,13 @@ export type RateLimitMiddleware = RequestHandler & HandlerApi<Request>;
 
 type Outcome = HttpOutcome<Request, Response>;
 
-function apply(outcome: Outcome, req: Request, res: Response, next: NextFunction): void {
+function apply(
+  http: HttpHandler<Request, Response>,
+  outcome: Outcome,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+): void {
   // Answered meanwhile (a timeout middleware while the store was slow), or the client left.
   if (abandonIfLate(outcome, res)) return;
   if (outcome.decision !== undefined) setDecision(req, outcome.decision);
@@ -42,7 +50,8 @@ function apply(outcome: Outcome, req: Request, res: Response, next: NextFunction
     return;
   }
   res.statusCode = outcome.status;
-  if (outcome.handler !== undefined) callHandler(outcome, req, res, next);
+  if (outcome.handler !== undefined)
+    callHandler(outcome, req, res, next, () => answerForHandler(outcome, res, http));
   else {
     res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
     res.end(outcome.body);
@@ -59,10 +68,10 @@ export function rateLimiter(options: RateLimiterOptions): RateLimitMiddleware {
   const http = createHttpHandler<Request, Response>(options, frameworkReader);
   const middleware: RequestHandler = (req, res, next) => {
     const outcome = http.handle(req);
-    if (!(outcome instanceof Promise)) return apply(outcome, req, res, next);
+    if (!(outcome instanceof Promise)) return apply(http, outcome, req, res, next);
     outcome.then((o) => {
       try {
-        apply(o, req, res, next);
+        apply(http, o, req, res, next);
       } catch (error) {
         next(error);
       }

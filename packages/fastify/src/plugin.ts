@@ -39,7 +39,7 @@ interface RouteLimit {
   readonly run: Hook;
 }
 
-function apply(outcome: Outcome, request: FastifyRequest, reply: FastifyReply, done: Done): void {
+function apply(http: Http, outcome: Outcome, request: FastifyRequest, reply: FastifyReply, done: Done): void {
   // The reply was sent meanwhile, or the client left: nothing runs for nobody.
   if (abandonIfLate(outcome, reply.raw)) return;
   if (outcome.decision !== undefined) request.rateLimit = outcome.decision;
@@ -49,8 +49,14 @@ function apply(outcome: Outcome, request: FastifyRequest, reply: FastifyReply, d
     return;
   }
   reply.code(outcome.status);
-  if (outcome.handler !== undefined) callHandler(outcome, request, reply, done);
-  else reply.type(PROBLEM_CONTENT_TYPE).send(outcome.body);
+  if (outcome.handler === undefined) reply.type(PROBLEM_CONTENT_TYPE).send(outcome.body);
+  else
+    callHandler(outcome, request, reply, done, () => {
+      // A handler that returned a body (errorResponseBuilder's shape) sent nothing: Sluice answers.
+      if (reply.sent) return;
+      http.warn(WarningCodes.HANDLER_NO_ANSWER);
+      reply.type(PROBLEM_CONTENT_TYPE).send(outcome.body);
+    });
 }
 
 /**
@@ -61,10 +67,10 @@ function apply(outcome: Outcome, request: FastifyRequest, reply: FastifyReply, d
 function hookOf(http: Http): Hook {
   return function sluice(request, reply, done) {
     const outcome = http.handle(request);
-    if (!(outcome instanceof Promise)) return apply(outcome, request, reply, done);
+    if (!(outcome instanceof Promise)) return apply(http, outcome, request, reply, done);
     outcome.then((o) => {
       try {
-        apply(o, request, reply, done);
+        apply(http, o, request, reply, done);
       } catch (error) {
         done(error as Error);
       }
@@ -197,7 +203,7 @@ async function plugin(fastify: FastifyInstance, options: SluiceFastifyOptions): 
     const http = { ...given, validate: validateForCheckOnly(given.validate) } as typeof given;
     const standIn = http.limiter === undefined && http.policies === undefined;
     checked = createHttpHandler(
-      standIn ? { ...http, limit: http.limit ?? 1, window: http.window ?? 1, name: 'global' } : http,
+      standIn ? { ...http, limit: http.limit ?? 1, window: http.window ?? '1s', name: 'global' } : http,
       frameworkReader,
       PLUGIN_KEYS,
     );

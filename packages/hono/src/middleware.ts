@@ -6,12 +6,14 @@ import {
   forwardedByPrivateProxies,
   frameworkReader,
   type HandlerApi,
+  type HttpHandler,
   type HttpOptions,
   type HttpOutcome,
   PROBLEM_CONTENT_TYPE,
   passOnAwaiting,
   type RequestReader,
   socketGone,
+  WarningCodes,
   withGetIp,
   withHandlerApi,
 } from '@sluice/core';
@@ -45,6 +47,7 @@ export interface RateLimiterOptions extends HttpOptions<Context, Context> {
 export type RateLimitMiddleware = MiddlewareHandler & HandlerApi<Context>;
 
 type Outcome = HttpOutcome<Context, Context>;
+type Http = HttpHandler<Context, Context>;
 
 /** What @hono/node-server puts in `c.env` (HttpBindings; `server` when it is wrapped), as its getConnInfo reads it. */
 interface NodeBindings {
@@ -105,7 +108,23 @@ function toNobody(c: Context): Response {
   return c.body(null, 499 as StatusCode);
 }
 
-function apply(outcome: Outcome, c: Context, next: Next): Promise<unknown> | Response {
+/** The problem+json refusal, Sluice's own answer. */
+function refuse(outcome: Outcome, c: Context): Response {
+  c.header('Content-Type', PROBLEM_CONTENT_TYPE);
+  return c.body(outcome.body!);
+}
+
+/**
+ * What the user's `handler` returned (or resolved): a Response, or, when it returned none (a body,
+ * as errorResponseBuilder did), Sluice's own refusal, with a warning once per limiter.
+ */
+function answered(http: Http, outcome: Outcome, c: Context, returned: unknown) {
+  if (returned instanceof Response || c.finalized) return returned;
+  http.warn(WarningCodes.HANDLER_NO_ANSWER);
+  return refuse(outcome, c);
+}
+
+function apply(http: Http, outcome: Outcome, c: Context, next: Next): Promise<unknown> | Response {
   const res = nodeOf(c)?.outgoing;
   // Answered meanwhile (a timeout middleware while the store was slow), or the client left.
   if (abandonIfLate(outcome, res)) return toNobody(c);
@@ -122,9 +141,10 @@ function apply(outcome: Outcome, c: Context, next: Next): Promise<unknown> | Res
     return outcome.delayMs > 0 ? passed.then(() => (c.finalized ? undefined : toNobody(c))) : passed;
   }
   c.status(outcome.status as StatusCode);
-  if (outcome.handler !== undefined) return outcome.handler(c, c, outcome.decision!) as unknown as Response;
-  c.header('Content-Type', PROBLEM_CONTENT_TYPE);
-  return c.body(outcome.body!);
+  if (outcome.handler === undefined) return refuse(outcome, c);
+  const returned: unknown = outcome.handler(c, c, outcome.decision!);
+  if (!(returned instanceof Promise)) return answered(http, outcome, c, returned) as Response;
+  return returned.then((r) => answered(http, outcome, c, r));
 }
 
 /**
@@ -139,8 +159,8 @@ export function rateLimiter(options: RateLimiterOptions): RateLimitMiddleware {
   // A decision made in process answers with no promise of its own: Hono awaits what it is given.
   const middleware = (c: Context, next: Next) => {
     const outcome = http.handle(c);
-    if (!(outcome instanceof Promise)) return apply(outcome, c, next);
-    return outcome.then((o) => apply(o, c, next));
+    if (!(outcome instanceof Promise)) return apply(http, outcome, c, next);
+    return outcome.then((o) => apply(http, o, c, next));
   };
   return withHandlerApi(middleware as MiddlewareHandler, http);
 }

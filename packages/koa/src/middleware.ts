@@ -5,11 +5,13 @@ import {
   forwardedByPrivateProxies,
   frameworkReader,
   type HandlerApi,
+  type HttpHandler,
   type HttpOptions,
   type HttpOutcome,
   PROBLEM_CONTENT_TYPE,
   passOnAwaiting,
   type RequestReader,
+  WarningCodes,
   withGetIp,
   withHandlerApi,
 } from '@sluice/core';
@@ -41,6 +43,7 @@ export interface RateLimiterOptions extends HttpOptions<Context, Context> {
 export type RateLimitMiddleware = Middleware & HandlerApi<Context>;
 
 type Outcome = HttpOutcome<Context, Context>;
+type Http = HttpHandler<Context, Context>;
 
 /**
  * `ctx.ip`, so Koa's `app.proxy` (with `maxIpsCount` and `proxyIpHeader`) decides whether
@@ -65,7 +68,23 @@ export function privateProxyIp(ctx: Context): string | undefined {
   return forwardedByPrivateProxies(ctx.req.socket?.remoteAddress, ctx.get('x-forwarded-for') || undefined);
 }
 
-function apply(outcome: Outcome, ctx: Context, next: Next): Promise<void> | void {
+/** The problem+json refusal, Sluice's own answer. */
+function refuse(outcome: Outcome, ctx: Context): void {
+  ctx.type = PROBLEM_CONTENT_TYPE;
+  ctx.body = outcome.body;
+}
+
+/**
+ * After the user's `handler` returned (or resolved): one that set no body (returned one, as
+ * errorResponseBuilder did) gets Sluice's own refusal, and a warning once per limiter.
+ */
+function answered(http: Http, outcome: Outcome, ctx: Context): void {
+  if (ctx.body !== undefined || ctx.respond === false || ctx.res.headersSent) return;
+  http.warn(WarningCodes.HANDLER_NO_ANSWER);
+  refuse(outcome, ctx);
+}
+
+function apply(http: Http, outcome: Outcome, ctx: Context, next: Next): Promise<void> | void {
   // Answered meanwhile (a timeout middleware while the store was slow), or the client left.
   if (abandonIfLate(outcome, ctx.res)) return;
   if (outcome.decision !== undefined) ctx.state.rateLimit = outcome.decision;
@@ -74,9 +93,10 @@ function apply(outcome: Outcome, ctx: Context, next: Next): Promise<void> | void
   for (const name in headers) ctx.res.setHeader(name, headers[name]!);
   if (outcome.pass) return passOnAwaiting(outcome, ctx.res, next);
   ctx.status = outcome.status;
-  if (outcome.handler !== undefined) return outcome.handler(ctx, ctx, outcome.decision!);
-  ctx.type = PROBLEM_CONTENT_TYPE;
-  ctx.body = outcome.body;
+  if (outcome.handler === undefined) return refuse(outcome, ctx);
+  const returned: unknown = outcome.handler(ctx, ctx, outcome.decision!);
+  if (!(returned instanceof Promise)) return answered(http, outcome, ctx);
+  return returned.then(() => answered(http, outcome, ctx));
 }
 
 /**
@@ -89,8 +109,8 @@ export function rateLimiter(options: RateLimiterOptions): RateLimitMiddleware {
   const http = createHttpHandler<Context, Context>(rest, withGetIp(koaReader, getIp), ['getIp']);
   const middleware: Middleware = (ctx, next) => {
     const outcome = http.handle(ctx);
-    if (!(outcome instanceof Promise)) return apply(outcome, ctx, next);
-    return outcome.then((o) => apply(o, ctx, next));
+    if (!(outcome instanceof Promise)) return apply(http, outcome, ctx, next);
+    return outcome.then((o) => apply(http, o, ctx, next));
   };
   return withHandlerApi(middleware, http);
 }

@@ -7,6 +7,16 @@ import Koa3 from 'koa';
 import Koa2 from 'koa2';
 import { control, type Framework, listening, slow, view } from '../../../test/adapters/framework.js';
 
+/** Errors answered 500 `{ error: message }`. */
+export async function errorsAsJson(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  try {
+    await next();
+  } catch (error) {
+    ctx.status = 500;
+    ctx.body = { error: (error as Error).message };
+  }
+}
+
 function onKoa(name: string, Make: typeof Koa3): Framework {
   return {
     name,
@@ -19,14 +29,7 @@ function onKoa(name: string, Make: typeof Koa3): Framework {
       const c = control();
       app.proxy = Boolean(settings.trustProxy);
       if (typeof settings.trustProxy === 'number') app.maxIpsCount = settings.trustProxy;
-      app.use(async (ctx, next) => {
-        try {
-          await next();
-        } catch (error) {
-          ctx.status = 500;
-          ctx.body = { error: (error as Error).message };
-        }
-      });
+      app.use(errorsAsJson);
       const { timeoutMs } = settings;
       if (timeoutMs !== undefined)
         app.use(async (ctx, next) => {

@@ -6,7 +6,7 @@ export type SluiceOptions = HttpOptions<any, any>;
 
 /** The decorators' marks on handlers and controllers: here, not in reflect-metadata, where keys can clash. */
 const marks = new WeakMap<object, SluiceOptions | 'skip'>();
-const STAND_IN = { limit: 1, window: 1 }; // for checking: the policy the module's options may fill in
+const STAND_IN = { limit: 1, window: '1s' }; // for checking: the policy the module's options may fill in
 
 /** A handler's own mark wins over its controller's. */
 export function markOf(handler: object, controller: object): SluiceOptions | 'skip' | undefined {

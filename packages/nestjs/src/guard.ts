@@ -1,5 +1,12 @@
 import type { ServerResponse } from 'node:http';
-import { type CanActivate, type ExecutionContext, HttpException, Inject, Injectable } from '@nestjs/common';
+import {
+  type CanActivate,
+  type ExecutionContext,
+  HttpException,
+  Inject,
+  Injectable,
+  Optional,
+} from '@nestjs/common';
 import type { Decision, FrameworkRequest, GraphqlExchange, HttpHandler, HttpOutcome } from '@sluice/core';
 import {
   abandonIfLate,
@@ -37,18 +44,44 @@ export class RateLimitException extends HttpException {
 }
 
 type Outcome = HttpOutcome<FrameworkRequest>;
+type Http = HttpHandler<FrameworkRequest, unknown>;
 
-/** Answers a refusal as the Express and Fastify adapters do (Fastify's through its reply), then stops Nest. */
-function refuse(outcome: Outcome, req: FrameworkRequest, res: PlatformResponse): never | Promise<never> {
+interface FastifyReplyLike extends PlatformResponse {
+  readonly sent?: boolean; // Fastify's reply: whether it was sent
+}
+
+/** Sluice's own refusal, as the Express and Fastify adapters send it (Fastify's through its reply). */
+function send(outcome: Outcome, res: PlatformResponse): void {
+  if (res.raw !== undefined) res.status(outcome.status).type!(PROBLEM_CONTENT_TYPE).send(outcome.body);
+  else rawOf(res).setHeader('Content-Type', PROBLEM_CONTENT_TYPE).end(outcome.body);
+}
+
+/** After the user's `handler` settled: one that sent nothing gets Sluice's refusal, and one warning. */
+function answered(http: Http, outcome: Outcome, res: FastifyReplyLike): void {
+  const raw = rawOf(res);
+  if (res.sent === true || raw.headersSent || raw.writableEnded) return;
+  http.warn(WarningCodes.HANDLER_NO_ANSWER);
+  send(outcome, res);
+}
+
+/** Answers a refusal as the Express and Fastify adapters do, then stops Nest. */
+function refuse(
+  http: Http,
+  outcome: Outcome,
+  req: FrameworkRequest,
+  res: PlatformResponse,
+): never | Promise<never> {
   const stop = () => {
     throw new RateLimitException(outcome.status, outcome.decision);
   };
-  const status = res.status(outcome.status);
-  if (outcome.handler !== undefined) {
-    const answered: unknown = outcome.handler(req, res, outcome.decision!);
-    if (answered instanceof Promise) return answered.then(stop);
-  } else if (res.raw !== undefined) status.type!(PROBLEM_CONTENT_TYPE).send(outcome.body);
-  else rawOf(res).setHeader('Content-Type', PROBLEM_CONTENT_TYPE).end(outcome.body);
+  res.status(outcome.status);
+  if (outcome.handler === undefined) {
+    send(outcome, res);
+    return stop();
+  }
+  const returned: unknown = outcome.handler(req, res, outcome.decision!);
+  if (returned instanceof Promise) return returned.then(() => answered(http, outcome, res)).then(stop);
+  answered(http, outcome, res);
   return stop();
 }
 
@@ -77,7 +110,7 @@ function decide(
 
 /** Decides one request. */
 function limit(
-  http: HttpHandler<FrameworkRequest, unknown>,
+  http: Http,
   req: FrameworkRequest,
   raw: ServerResponse,
   refuse: (outcome: Outcome) => never | Promise<never>,
@@ -104,8 +137,18 @@ function refuseGraphql(outcome: Outcome): Promise<never> {
  */
 @Injectable()
 export class SluiceGuard implements CanActivate {
-  // By token: the build emits no constructor types for Nest to read.
-  constructor(@Inject(RouteLimits) private readonly limits: RouteLimits) {}
+  private readonly limits: RouteLimits;
+
+  // By token: the build emits no constructor types for Nest to read. Optional, so that a guard used
+  // without the module says what to import, not Nest's DI error naming an internal class.
+  constructor(@Optional() @Inject(RouteLimits) limits: RouteLimits | undefined) {
+    if (limits === undefined) {
+      throw new Error(
+        "SluiceGuard needs SluiceModule.forRoot(options) (or forRootAsync) in the imports of your root module: @Module({ imports: [SluiceModule.forRoot({ limit: 100, window: '1m' })] }), imported from @sluice/nestjs",
+      );
+    }
+    this.limits = limits;
+  }
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const type = context.getType<string>();
@@ -114,7 +157,7 @@ export class SluiceGuard implements CanActivate {
       const http = this.limits.of(context.getHandler(), context.getClass(), req);
       if (http === null) return true;
       const res = context.switchToHttp().getResponse<PlatformResponse>();
-      return limit(http, req, rawOf(res), (outcome) => refuse(outcome, req, res));
+      return limit(http, req, rawOf(res), (outcome) => refuse(http, outcome, req, res));
     }
     // GraphQL's context is the resolver's third argument (@nestjs/graphql), read by shape.
     const exchange: GraphqlExchange | undefined =

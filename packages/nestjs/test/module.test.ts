@@ -271,6 +271,26 @@ describe.each(platforms)('Nest 11 on %s', (_, adapter) => {
     expect(await statuses(url, 3)).toEqual([200, 200, 200]);
   });
 
+  // 5fcb38f failed with Nest's DI error, which names an internal class (RouteLimits).
+  test.each([
+    [
+      'APP_GUARD',
+      { providers: [{ provide: APP_GUARD, useClass: SluiceGuard }], controllers: [RootController] },
+    ],
+    ['@UseGuards(SluiceGuard)', { controllers: [GuardedController] }],
+  ])('%s without SluiceModule.forRoot(): start-up fails saying what to import', async (_, metadata) => {
+    @Module(metadata)
+    class AppModule {}
+    const started = NestFactory.create(AppModule, adapter() as never, { logger: false, abortOnError: false });
+    const error = await started.then(
+      () => new Error('started'),
+      (e: Error) => e,
+    );
+    expect(error.message).toContain('SluiceGuard needs SluiceModule.forRoot(options)');
+    expect(error.message).toContain('in the imports of your root module');
+    expect(error.message).not.toContain('RouteLimits');
+  });
+
   test('forRootAsync: options from a factory and what it injects', async () => {
     @Injectable()
     class Settings {

@@ -1,5 +1,6 @@
 import { type Decision, MemoryStore } from '@sluice/core';
 import { manualClock } from '@sluice/core/testing';
+import { recordWarnings } from '../../support/warnings.js';
 import type { Framework } from '../framework.js';
 import { failingStore, get, serving, statuses } from '../support.js';
 
@@ -146,5 +147,25 @@ export function answers(framework: Framework): void {
     const res = await get(app);
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ error: 'handler broke' });
+  });
+
+  // 5fcb38f left every refusal hanging (Express, Fastify, Nest) or answered it 500 (Hono) when the
+  // handler returned a body, errorResponseBuilder's shape, and sent nothing (API.md r3).
+  describe('a handler that returns without answering', () => {
+    const warnings = recordWarnings();
+    test.each([
+      ['returns a body', () => ({ error: 'slow down' })],
+      ['resolves a body', async () => ({ error: 'slow down' })],
+    ])('%s: Sluice sends its own refusal, and warns once', async (_, handler) => {
+      const app = await start({ limit: 1, window: '1m', handler });
+      await get(app);
+      for (let i = 0; i < 2; i++) {
+        const res = await get(app).timeout(3000);
+        expect(res.status).toBe(429);
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(JSON.parse(res.text)).toMatchObject({ status: 429, policy: '1-per-1m' });
+      }
+      expect(warnings.codes).toEqual(['ERR_SLUICE_HANDLER_NO_ANSWER']);
+    });
   });
 }

@@ -8,9 +8,10 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Decision } from '../decision.js';
 import { ErrorCodes, SluiceConfigError } from '../errors.js';
 import type { Limiter } from '../limiter.js';
-import { type HttpHandler, type HttpOutcome, isGone } from './handle.js';
+import { type HttpHandler, type HttpOutcome, isGone, PROBLEM_CONTENT_TYPE } from './handle.js';
 import { trustOf } from './trust-proxy.js';
 import type { RequestReader } from './types.js';
+import { WarningCodes } from './validate.js';
 
 /** A request as Express and Fastify present it: the client IP they resolved, headers, parsed query. */
 export interface FrameworkRequest {
@@ -131,20 +132,45 @@ function ignore(): void {}
 
 /**
  * Answers a blocked outcome with the user's `handler` (headers and status already set); what it
- * throws or rejects goes to `fail`, the framework's error handling.
+ * throws or rejects goes to `fail`, the framework's error handling. Once it has returned (or its
+ * promise resolved), `settled` runs: the adapter answers for a handler that answered nothing.
  */
 export function callHandler<Req, Res>(
   outcome: HttpOutcome<Req, Res>,
   req: Req,
   res: Res,
   fail: (error: Error) => void,
+  settled: () => void,
 ): void {
+  // `settled` waits a little: a handler may answer from a callback after it returned (Express's
+  // res.render reads its view first), and answering before it would make its own answer throw.
+  const after = () => void setTimeout(settled, HANDLER_GRACE_MS);
   try {
     const answered: unknown = outcome.handler!(req, res, outcome.decision!);
-    if (answered instanceof Promise) answered.catch(fail);
+    if (answered instanceof Promise) answered.then(after).catch(fail);
+    else after();
   } catch (error) {
     fail(error as Error);
   }
+}
+
+/** How long a `handler` that returned may take to answer from a callback before Sluice answers for it. */
+const HANDLER_GRACE_MS = 250;
+
+/**
+ * Sends Sluice's own refusal for a `handler` that returned (or resolved) without answering, over
+ * Node's response, and warns once per limiter: a handler shaped like errorResponseBuilder (returning
+ * a body) would otherwise leave the client waiting for ever. Nothing when the handler answered.
+ */
+export function answerForHandler(
+  outcome: Pick<HttpOutcome, 'body'>,
+  res: ServerResponse,
+  http: Pick<HttpHandler<never>, 'warn'>,
+): void {
+  if (res.headersSent || res.writableEnded) return;
+  http.warn(WarningCodes.HANDLER_NO_ANSWER);
+  res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+  res.end(outcome.body);
 }
 
 /**

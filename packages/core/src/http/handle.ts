@@ -29,8 +29,10 @@
  *      a policy denial, 403 for `denyList` and `ban`, 503 for `onStoreError: 'deny'`). If
  *      `outcome.handler` is defined (the user's `handler` option; given for every refusal: 429, 403, 503),
  *      call `outcome.handler(req, res, outcome.decision!)` after setting the headers and let it answer
- *      (errors it throws go to the framework's error handling). Otherwise send `outcome.body` (a JSON
- *      string) with `Content-Type: application/problem+json` (the value of {@link PROBLEM_CONTENT_TYPE}).
+ *      (errors it throws go to the framework's error handling); once it returned (or resolved) without
+ *      answering, answer as below and warn `ERR_SLUICE_HANDLER_NO_ANSWER` (`http.warn`). Otherwise send
+ *      `outcome.body` (a JSON string) with `Content-Type: application/problem+json` (the value of
+ *      {@link PROBLEM_CONTENT_TYPE}).
  *
  * 4. `outcome.finish`, when defined, must be called exactly once (extra calls are ignored) when the
  *    handler has ended the response: `statusCode` = the status it sent, or 0 when the client had left

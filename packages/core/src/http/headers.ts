@@ -6,13 +6,30 @@ import type { Decision, PolicyInfo, PolicyState } from '../decision.js';
  *
  * - draft-10 (draft-ietf-httpapi-ratelimit-headers-10): every policy, as structured-field lists:
  *   `RateLimit-Policy: "burst";q=10;w=1, "hourly";q=1000;w=3600`, `RateLimit: "burst";r=9;t=1, …`.
+ * - draft-8 (-08, what express-rate-limit 8 recommends): the same two fields, written the same way:
+ *   -08 already has the String item with `q`, `qu`, `w` and `r`, `t` that -10 kept.
  * - draft-7: the binding policy: `RateLimit-Policy: 10;w=1`, `RateLimit: limit=10, remaining=9, reset=1`.
  * - draft-6: the binding policy: `RateLimit-Policy`, `RateLimit-Limit`, `-Remaining`, `-Reset`.
  * - legacy: `X-RateLimit-Limit`, `-Remaining`, `-Reset` (epoch seconds: when the decision was made
  *   plus its resetMs), for the binding policy.
  * Seconds are whole and rounded up (a window under a second is announced as 1 s).
  */
-export type HeaderMode = 'draft-10' | 'draft-7' | 'draft-6' | false;
+export type HeaderMode = 'draft-10' | 'draft-8' | 'draft-7' | 'draft-6' | false;
+
+/** Whether `mode` lists every policy (draft-10 and draft-8) rather than the binding one. */
+export function listsEveryPolicy(mode: HeaderMode): mode is 'draft-10' | 'draft-8' {
+  return mode === 'draft-10' || mode === 'draft-8';
+}
+
+/**
+ * The remaining quota as advertised: never above the quota `q` (API.md r3). A bucket whose `burst`
+ * exceeds its `limit` holds more than `limit`; `q;w` keeps saying the sustained rate (`limit` per
+ * `window`) and the headroom above it goes unadvertised, so `q - r` (what a client has used) is never
+ * negative, and one spending `r` at once is never refused. The decision itself keeps the true count.
+ */
+export function shownRemaining(remaining: number, limit: number): number {
+  return Math.min(remaining, limit);
+}
 
 /** Writes a decision's fields into `into`. */
 export type HeaderWriter = (decision: Decision, into: Record<string, string>) => void;
@@ -54,9 +71,11 @@ export function policyItem(p: Pick<PolicyState, 'name' | 'algorithm' | 'limit' |
 }
 
 /** A policy's state as draft-10's RateLimit lists it (a concurrency policy: no `t`). */
-export function stateItem(p: Pick<PolicyState, 'name' | 'algorithm' | 'remaining' | 'resetMs'>): string {
+export function stateItem(
+  p: Pick<PolicyState, 'name' | 'algorithm' | 'limit' | 'remaining' | 'resetMs'>,
+): string {
   const t = p.algorithm === 'concurrency' ? '' : `;t=${seconds(p.resetMs)}`;
-  return `${sfString(p.name)};r=${p.remaining}${t}`;
+  return `${sfString(p.name)};r=${shownRemaining(p.remaining, p.limit)}${t}`;
 }
 
 /** draft-7 and draft-6's RateLimit-Policy of one policy (a concurrency policy: its limit alone). */
@@ -77,14 +96,14 @@ export function headerWriter(
   const policyList = policies.map(policyItem).join(', ');
 
   let standard: HeaderWriter | undefined;
-  if (mode === 'draft-10') {
+  if (listsEveryPolicy(mode)) {
     standard = (d, into) => {
       let value = '';
       const states = d.policies;
       for (let i = 0; i < states.length; i++) {
         const s = states[i]!;
         const t = concurrent[i] ? '' : `;t=${seconds(s.resetMs)}`;
-        value += `${i === 0 ? '' : ', '}${quoted[i]};r=${s.remaining}${t}`;
+        value += `${i === 0 ? '' : ', '}${quoted[i]};r=${shownRemaining(s.remaining, s.limit)}${t}`;
       }
       into['RateLimit-Policy'] = policyList;
       into.RateLimit = value;
@@ -93,21 +112,21 @@ export function headerWriter(
     standard = (d, into) => {
       const policy = short.get(d.policy);
       if (policy !== undefined) into['RateLimit-Policy'] = policy;
-      into.RateLimit = `limit=${d.limit}, remaining=${d.remaining}, reset=${seconds(d.resetMs)}`;
+      into.RateLimit = `limit=${d.limit}, remaining=${shownRemaining(d.remaining, d.limit)}, reset=${seconds(d.resetMs)}`;
     };
   } else if (mode === 'draft-6') {
     standard = (d, into) => {
       const policy = short.get(d.policy);
       if (policy !== undefined) into['RateLimit-Policy'] = policy;
       into['RateLimit-Limit'] = String(d.limit);
-      into['RateLimit-Remaining'] = String(d.remaining);
+      into['RateLimit-Remaining'] = String(shownRemaining(d.remaining, d.limit));
       into['RateLimit-Reset'] = String(seconds(d.resetMs));
     };
   }
   if (!legacy) return standard;
   const legacyWriter: HeaderWriter = (d, into) => {
     into['X-RateLimit-Limit'] = String(d.limit);
-    into['X-RateLimit-Remaining'] = String(d.remaining);
+    into['X-RateLimit-Remaining'] = String(shownRemaining(d.remaining, d.limit));
     // A decision with no recorded time (made by a handler without legacy fields) is taken as made now.
     into['X-RateLimit-Reset'] = String(seconds((decidedAt.get(d) ?? Date.now()) + d.resetMs));
   };

@@ -1,6 +1,7 @@
 import type { Decision } from '../decision.js';
 import { parseDuration } from '../duration.js';
 import { describeValue, ErrorCodes, SluiceConfigError } from '../errors.js';
+import { foreignStore } from '../foreign-stores.js';
 import { credentialDigest } from '../keys.js';
 import { createLimiter, type Limiter } from '../limiter.js';
 import {
@@ -151,6 +152,13 @@ function parseSubnet(value: unknown): number | false {
 /** The ban; `withinMs` undefined means the longest policy window, known once the limiter is. */
 function parseBan(value: unknown): (Omit<BanConfig, 'withinMs'> & { withinMs?: number }) | undefined {
   if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    fail(
+      ErrorCodes.INVALID_OPTION,
+      'ban',
+      `expected { after, within?, for }, e.g. { after: 3, within: '1m', for: '15m' }: a subject refused \`after\` times within \`within\` is answered 403 for \`for\`; got ${describeValue(value)}${typeof value === 'number' ? ` (a count, as @fastify/rate-limit's ban, is \`after\`)` : ''}`,
+    );
+  }
   expectObject(value, 'ban');
   rejectUnknown(value, new Set(['after', 'within', 'for']), 'ban');
   const after = positiveInteger(value.after, 'ban.after');
@@ -163,7 +171,15 @@ function parseBan(value: unknown): (Omit<BanConfig, 'withinMs'> & { withinMs?: n
 function parseHeaders(value: unknown): HeaderMode {
   if (value === undefined) return 'draft-10';
   if (value === false) return false;
-  return oneOf(value, ['draft-10', 'draft-7', 'draft-6'] as const, 'headers');
+  if (value === true) {
+    // express-rate-limit's `headers: true` (and `standardHeaders: true`): the fields are on by default.
+    fail(
+      ErrorCodes.INVALID_OPTION,
+      'headers',
+      "expected a draft name or false; got true: leave it out for the default 'draft-10' (or write headers: 'draft-10', or 'draft-8' as express-rate-limit recommends); legacyHeaders: true adds X-RateLimit-*",
+    );
+  }
+  return oneOf(value, ['draft-10', 'draft-8', 'draft-7', 'draft-6'] as const, 'headers');
 }
 
 function parseStatus(value: unknown): number {
@@ -287,10 +303,25 @@ function buildLimiter(options: Record<string, unknown>): { limiter: Limiter; sto
     fail(
       ErrorCodes.INVALID_OPTION,
       'limiter',
-      `expected a limiter from createLimiter(); got ${describeValue(options.limiter)}`,
+      `expected a limiter from createLimiter(); got ${foreignStore(options.limiter) ?? describeValue(options.limiter)}`,
     );
   }
   return { limiter: options.limiter, store: options.limiter.config.store ?? new MemoryStore() };
+}
+
+/**
+ * Whether `options` is a request or a framework context: `app.use(rateLimiter)`, the middleware
+ * factory mounted uncalled, makes every request call it with one (Express's req, Koa's ctx, Hono's c),
+ * which would otherwise be refused for its first property (`_events: unknown option`).
+ */
+function isRequest(options: object): boolean {
+  return (
+    '_events' in options ||
+    'socket' in options ||
+    ('method' in options && 'headers' in options) ||
+    ('req' in options && 'res' in options) ||
+    ('env' in options && 'finalized' in options)
+  );
 }
 
 /** Options -> frozen config. Every SluiceConfigError of the HTTP options is thrown here. */
@@ -299,6 +330,13 @@ export function parseHttpOptions<Req, Res>(
   adapterKeys: readonly string[] = [],
 ): HttpConfig<Req, Res> {
   expectObject(options, 'options');
+  if (isRequest(options)) {
+    fail(
+      ErrorCodes.INVALID_OPTION,
+      'options',
+      "got a request: the middleware factory was mounted uncalled, as app.use(rateLimiter); call it: app.use(rateLimiter({ limit: 100, window: '15m' }))",
+    );
+  }
   rejectUnknown(options, ALL_KEYS, '', adapterKeys);
   const apiKey = parseApiKey(options.apiKey);
   const subject: SubjectConfig<Req> = Object.freeze({

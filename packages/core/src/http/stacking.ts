@@ -1,5 +1,5 @@
 import type { Decision } from '../decision.js';
-import { type HeaderMode, policyItem, shortPolicy, stateItem } from './headers.js';
+import { type HeaderMode, listsEveryPolicy, policyItem, shortPolicy, stateItem } from './headers.js';
 
 /**
  * Several limiters on one request (an app-wide one and a route's own): each adds to what the ones
@@ -63,16 +63,16 @@ export function stack(
           last: previous,
         };
   const earlierBinds = binds(before.binding, decision);
-  if (mode === 'draft-10') {
+  if (listsEveryPolicy(mode)) {
     headers['RateLimit-Policy'] = `${before.policyList}, ${headers['RateLimit-Policy']}`;
     headers.RateLimit = `${before.rateLimit}, ${headers.RateLimit}`;
   }
   // The single-policy fields (and legacy ones) of the binding decision, this limiter's way.
   if (earlierBinds) {
-    const draft10 =
-      mode === 'draft-10' ? { p: headers['RateLimit-Policy'], r: headers.RateLimit } : undefined;
+    const lists = listsEveryPolicy(mode);
+    const draft10 = lists ? { p: headers['RateLimit-Policy'], r: headers.RateLimit } : undefined;
     write(before.binding, headers);
-    if (mode !== 'draft-10' && mode !== false) {
+    if (!lists && mode !== false) {
       const binding = before.binding.policies.find((p) => p.name === before.binding.policy);
       if (binding !== undefined) headers['RateLimit-Policy'] = shortPolicy(binding);
     }

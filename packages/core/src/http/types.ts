@@ -41,8 +41,8 @@ export interface HttpOptions<Req = unknown, Res = unknown> extends LimiterOption
   denyList?: string[] | ((req: Req, subject: string | undefined) => boolean | Promise<boolean>);
   /** Denied `after` times within `within` (default: the longest policy window) -> 403 for `for`. Kept in the store. */
   ban?: { after: number; within?: Duration; for: Duration };
-  /** Default 'draft-10'. */
-  headers?: 'draft-10' | 'draft-7' | 'draft-6' | false;
+  /** Default 'draft-10'. 'draft-8' writes the same fields (what express-rate-limit 8 recommends). */
+  headers?: 'draft-10' | 'draft-8' | 'draft-7' | 'draft-6' | false;
   /** Also X-RateLimit-Limit, -Remaining, -Reset (epoch seconds). Default false. */
   legacyHeaders?: boolean;
   /** Status of a request a policy denied, 400–599. Default 429. */

@@ -19,6 +19,7 @@ export const WarningCodes = {
   NOT_AN_ADDRESS: 'ERR_SLUICE_NOT_AN_ADDRESS',
   ON_DECISION_FAILED: 'ERR_SLUICE_ON_DECISION_FAILED',
   UNLIMITED_CONTEXT: 'ERR_SLUICE_UNLIMITED_CONTEXT',
+  HANDLER_NO_ANSWER: 'ERR_SLUICE_HANDLER_NO_ANSWER',
 } as const;
 
 export type WarningCode = (typeof WarningCodes)[keyof typeof WarningCodes];
@@ -50,6 +51,8 @@ const MESSAGES: Record<WarningCode, (limiter: string, detail: string) => string>
     `Limiter "${l}" never saw ${detail}, declared before the plugin or outside its scope: they are not limited. Fix: register the plugin first, in the scope of the routes.`,
   ERR_SLUICE_UNLIMITED_CONTEXT: (l, detail) =>
     `Limiter "${l}" guards ${detail}, which carries no HTTP request and response to limit by: it is let through, unlimited. Fix: limit it where it enters (the transport's own limits, or the HTTP route), or for GraphQL over Fastify give the driver context: (req, reply) => ({ req, reply }); @SkipRateLimit() on it says it is meant to be unlimited and silences this warning.`,
+  ERR_SLUICE_HANDLER_NO_ANSWER: (l) =>
+    `Limiter "${l}": its handler returned without answering the refusal (a body returned, as errorResponseBuilder's was, is not sent), so Sluice sent its own problem+json refusal. Fix: answer in the handler, e.g. handler: (req, res, decision) => res.status(429).json({ ... }) (Fastify: reply.send(...); Koa: ctx.body = ...; Hono: return c.json(...)), and return its promise if it answers later.`,
 };
 
 /** `validate`: true (every check), false (none), or checks turned off by code. */

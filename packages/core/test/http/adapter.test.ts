@@ -106,9 +106,11 @@ describe('callHandler', () => {
   test('the handler answers with the request, the response and the decision', () => {
     const handler = jest.fn();
     const fail = jest.fn();
-    callHandler(blocked(handler), 'req', 'res', fail);
+    const settled = jest.fn();
+    callHandler(blocked(handler), 'req', 'res', fail, settled);
     expect(handler).toHaveBeenCalledWith('req', 'res', decision);
     expect(fail).not.toHaveBeenCalled();
+    expect(settled).toHaveBeenCalledTimes(1);
   });
 
   test('a throw goes to fail', () => {
@@ -120,13 +122,20 @@ describe('callHandler', () => {
       'req',
       'res',
       fail,
+      () => {},
     );
     expect(fail).toHaveBeenCalledWith(new Error('boom'));
   });
 
   test('a rejection goes to fail', async () => {
     const failed = new Promise((resolve) => {
-      callHandler(blocked((async () => Promise.reject(new Error('later'))) as () => void), 'r', 's', resolve);
+      callHandler(
+        blocked((async () => Promise.reject(new Error('later'))) as () => void),
+        'r',
+        's',
+        resolve,
+        () => {},
+      );
     });
     await expect(failed).resolves.toEqual(new Error('later'));
   });

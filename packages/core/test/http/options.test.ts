@@ -55,7 +55,7 @@ describe('HTTP options are parsed once, at construction', () => {
     ['ban.within bad', { ...base, ban: { after: 2, for: '1h', within: -1 } }, ErrorCodes.INVALID_DURATION],
     ['ban unknown key', { ...base, ban: { after: 2, for: '1h', forever: true } }, ErrorCodes.UNKNOWN_OPTION],
     ['headers true', { ...base, headers: true }, ErrorCodes.INVALID_OPTION],
-    ['headers draft-8', { ...base, headers: 'draft-8' }, ErrorCodes.INVALID_OPTION],
+    ['headers draft-9', { ...base, headers: 'draft-9' }, ErrorCodes.INVALID_OPTION],
     ['legacyHeaders a string', { ...base, legacyHeaders: 'yes' }, ErrorCodes.INVALID_OPTION],
     ['statusCode 200', { ...base, statusCode: 200 }, ErrorCodes.INVALID_OPTION],
     ['statusCode a string', { ...base, statusCode: '429' }, ErrorCodes.INVALID_OPTION],
@@ -68,9 +68,16 @@ describe('HTTP options are parsed once, at construction', () => {
     expect(codeOf(options)).toBe(code);
   });
 
+  // express-rate-limit's `headers: true` / `standardHeaders: true` was refused with no word of what to write.
+  test('headers: true says to leave it out for draft-10, or write draft-8', () => {
+    expect(() => createHttpHandler({ ...base, headers: true as never }, fakeReader)).toThrow(
+      /^headers: .*got true: leave it out for the default 'draft-10'.*'draft-8'.*legacyHeaders: true/,
+    );
+  });
+
   test('messages name the option and the value, never a long secret-looking string', () => {
-    expect(() => createHttpHandler({ ...base, headers: 'draft-8' as 'draft-7' }, fakeReader)).toThrow(
-      /^headers: .*"draft-8"/,
+    expect(() => createHttpHandler({ ...base, headers: 'draft-9' as 'draft-7' }, fakeReader)).toThrow(
+      /^headers: .*"draft-9"/,
     );
     const secret = 'sk_live_'.padEnd(80, 'x');
     expect(() =>

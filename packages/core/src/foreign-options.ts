@@ -1,0 +1,193 @@
+/**
+ * The options of express-rate-limit 8, rate-limit-redis 6, @fastify/rate-limit 11,
+ * rate-limiter-flexible 11, @nestjs/throttler 6 (and express-slow-down's delays, and a few names of
+ * older versions) that Sluice does not take under that name: an unknown option of these names says
+ * what to write instead (`to`, when that option is valid where the mistake is), with the new shape
+ * where it differs, or what to do instead (`note` alone), or that Sluice needs nothing there.
+ * test/regressions/foreign-options.test.ts walks each library's full list; docs/migrating.md's tables
+ * are checked against it.
+ */
+export interface ForeignOption {
+  /** The Sluice option that takes its place. */
+  readonly to?: string;
+  /** The new shape, or what to do instead when nothing takes its place. */
+  readonly note?: string;
+}
+
+const NOTHING_FOR_STORE =
+  "a setting of that library's own store: Sluice keeps counts in a MemoryStore (the default), Redis or Valkey (new RedisStore({ client })) or across cluster workers (ClusterStore), and needs nothing here";
+const CLIENT_TOLD_APART =
+  'new RedisStore({ client }) tells ioredis, node-redis, iovalkey and @upstash/redis clients apart itself: nothing to write';
+const SCRIPTS =
+  "Sluice's Redis scripts are its own and take no custom script: nothing to write (a store of your own implements the Store interface)";
+const ON_DECISION = 'onDecision: (req, decision) => …, called for every decision';
+const HANDLER =
+  'handler: (req, res, decision) => res.status(429).json({ … }) answers the refusal itself (Fastify: reply.send(…); Koa: ctx.body = …; Hono: return c.json(…)); a returned body is not sent';
+const HEADERS =
+  "headers: 'draft-10' (the default), 'draft-8', 'draft-7', 'draft-6' or false, and legacyHeaders: true for X-RateLimit-*; Retry-After is always sent on a refusal";
+const BAN =
+  "ban: { after: 3, within: '1m', for: '15m' }: a subject refused `after` times within `within` is answered 403 for `for` (durations in ms or '15m')";
+const SKIP = "skip: (req) => boolean, e.g. (req) => /bot/i.test(req.headers['user-agent'] ?? '')";
+const SUBJECT =
+  "subject: (req) => string, or 'ip' (the default), 'api-key', 'token', or an array tried in order";
+const STORE = 'store: new RedisStore({ client }) from @sluice/core, with your Redis client';
+const LEAKY =
+  "algorithm: 'leaky-bucket' (its delay: true, the default, holds each request until its slot, window / limit apart)";
+
+export const FOREIGN_OPTIONS: Readonly<Record<string, ForeignOption>> = {
+  // express-rate-limit 8
+  windowMs: { to: 'window', note: "milliseconds as before, or a string such as '15m'" },
+  max: { to: 'limit' },
+  message: { to: 'handler', note: HANDLER },
+  standardHeaders: { to: 'headers', note: HEADERS },
+  identifier: {
+    note: "the policy's name: policies: [{ name: '…', limit, window }] names it in the RateLimit fields",
+  },
+  retryAfter: {
+    note: "Sluice sends Retry-After from the decision's retryAfterMs on every refusal: nothing to write",
+  },
+  requestPropertyName: {
+    note: "the decision is always on req.rateLimit (Fastify request.rateLimit, Koa ctx.state.rateLimit, Hono c.get('rateLimit')): nothing to write",
+  },
+  keyGenerator: { to: 'subject', note: SUBJECT },
+  requestWasSuccessful: {
+    note: 'skipFailedRequests and skipSuccessfulRequests go by the status sent (>= 400 failed): no callback to write',
+  },
+  passOnStoreError: {
+    to: 'onStoreError',
+    note: "onStoreError: 'allow' for passOnStoreError: true; the default 'local' decides in process",
+  },
+  logger: {
+    note: 'Sluice logs nothing itself: its warnings go through process.emitWarning (type SluiceWarning), decisions through onDecision and the sluice:* diagnostics channels',
+  },
+  // rate-limit-redis 6 (its RedisStore's options)
+  sendCommand: {
+    to: 'store',
+    note: 'store: new RedisStore({ client }) from @sluice/core takes the Redis client itself, not a sendCommand function',
+  },
+  sendCommandCluster: {
+    to: 'store',
+    note: 'store: new RedisStore({ client: cluster }) from @sluice/core takes the cluster client itself',
+  },
+  // @fastify/rate-limit 11
+  timeWindow: { to: 'window', note: "milliseconds, or a string such as '1 minute'" },
+  skipOnError: {
+    to: 'onStoreError',
+    note: "onStoreError: 'allow' for skipOnError: true; the default 'local' decides in process",
+  },
+  cache: { to: 'store', note: 'store: new MemoryStore({ maxKeys: 5000 }) bounds the keys kept in memory' },
+  continueExceeding: {
+    note: `nothing: a refused request consumes nothing, so refusals never extend the window; to penalise clients that keep trying, ${BAN}`,
+  },
+  onBanReach: { to: 'onDecision', note: `${ON_DECISION}; a ban's has decision.reason === 'ban'` },
+  groupId: { to: 'name', note: 'limiters (and routes) with one name on one store share counters' },
+  errorResponseBuilder: { to: 'handler', note: HANDLER },
+  enableDraftSpec: {
+    to: 'headers',
+    note: "the RateLimit fields are on by default (headers: 'draft-10'); headers: 'draft-6' for the RateLimit-Limit, -Remaining and -Reset that enableDraftSpec sent",
+  },
+  onExceeding: { to: 'onDecision', note: `${ON_DECISION} (decision.allowed, decision.remaining)` },
+  onExceeded: { to: 'onDecision', note: `${ON_DECISION}; a refusal has decision.allowed === false` },
+  exponentialBackoff: { note: `no backoff: ${BAN}` },
+  redis: { to: 'store', note: 'store: new RedisStore({ client: redis }) from @sluice/core' },
+  nameSpace: { to: 'prefix' },
+  addHeaders: { to: 'headers', note: HEADERS },
+  addHeadersOnExceeding: { to: 'headers', note: HEADERS },
+  hook: { note: "an option of the Fastify plugin and its route config: hook: 'onRequest' | 'preHandler'" },
+  global: { note: 'an option of the Fastify plugin: global: false limits only routes with config.rateLimit' },
+  // rate-limiter-flexible 11
+  keyPrefix: { to: 'prefix', note: 'prefix (the key namespace) and name (the resource the limiter guards)' },
+  points: { to: 'limit' },
+  duration: {
+    to: 'window',
+    note: "rate-limiter-flexible's duration is in SECONDS and window in milliseconds: duration: 60 is window: '60s' (or 60_000); window: 60 would be 60 ms",
+  },
+  execEvenly: { to: 'algorithm', note: LEAKY },
+  execEvenlyMinDelayMs: { to: 'algorithm', note: `${LEAKY}; there is no minimum delay to set` },
+  blockDuration: {
+    to: 'ban',
+    note: `${BAN}; rate-limiter-flexible's blockDuration was seconds, @nestjs/throttler's milliseconds`,
+  },
+  insuranceLimiter: {
+    to: 'onStoreError',
+    note: "the default onStoreError: 'local' decides in process while the store is down: nothing to write",
+  },
+  timeoutMs: {
+    to: 'storeTimeout',
+    note: "storeTimeout: '250ms' (the default): a slower store counts as failed",
+  },
+  storeClient: { to: 'store', note: STORE },
+  storeType: { note: CLIENT_TOLD_APART },
+  inMemoryBlockOnConsumed: {
+    note: 'the deny cache does this for remote stores, on by default (denyCacheMs bounds how long): nothing to write',
+  },
+  inMemoryBlockDuration: { to: 'denyCacheMs', note: 'denyCacheMs: 1000 (the default), 0 for none' },
+  blockOnConsumed: { to: 'ban', note: BAN },
+  dbName: { note: NOTHING_FOR_STORE },
+  tableName: { note: NOTHING_FOR_STORE },
+  tableCreated: { note: NOTHING_FOR_STORE },
+  clearExpiredByTimeout: { note: NOTHING_FOR_STORE },
+  schema: { note: NOTHING_FOR_STORE },
+  schemaName: { note: NOTHING_FOR_STORE },
+  indexKeyPrefix: { note: NOTHING_FOR_STORE },
+  disableIndexesCreation: { note: NOTHING_FOR_STORE },
+  dynamoTableOpts: { note: NOTHING_FOR_STORE },
+  ttlSet: { note: NOTHING_FOR_STORE },
+  rejectIfRedisNotReady: {
+    to: 'onStoreError',
+    note: "onStoreError: 'deny' refuses while the store is down; the default 'local' decides in process",
+  },
+  rejectIfValkeyNotReady: {
+    to: 'onStoreError',
+    note: "onStoreError: 'deny' refuses while the store is down; the default 'local' decides in process",
+  },
+  useRedisPackage: { note: CLIENT_TOLD_APART },
+  useRedis3AndLowerPackage: { note: CLIENT_TOLD_APART },
+  customIncrTtlLuaScript: { note: SCRIPTS },
+  customFunction: { note: SCRIPTS },
+  customFunctionLibName: { note: SCRIPTS },
+  blackList: { to: 'denyList' },
+  whiteList: { to: 'allowList' },
+  isBlackListed: { to: 'denyList', note: 'denyList: (req, subject) => boolean' },
+  isWhiteListed: { to: 'allowList', note: 'allowList: (req, subject) => boolean' },
+  runActionAnyway: {
+    to: 'shadow',
+    note: 'allow-listed requests are never counted; shadow: true decides, counts and reports without refusing',
+  },
+  maxQueueSize: { to: 'algorithm', note: `${LEAKY}; its burst bounds how many wait` },
+  // @nestjs/throttler 6
+  ttl: { to: 'window', note: "milliseconds, as in @nestjs/throttler 6, or '1m'" },
+  ignoreUserAgents: { to: 'skip', note: SKIP },
+  skipIf: { to: 'skip', note: SKIP },
+  getTracker: { to: 'subject', note: SUBJECT },
+  generateKey: { to: 'subject', note: `${SUBJECT}: requests with one subject count together` },
+  setHeaders: { to: 'headers', note: 'headers: false sends no RateLimit fields; they are on by default' },
+  errorMessage: { to: 'handler', note: HANDLER },
+  storage: { to: 'store', note: STORE },
+  ipv6SubnetPrefix: { to: 'ipv6Subnet' },
+  throttlers: {
+    to: 'policies',
+    note: "policies: [{ name: 'short', limit: 3, window: '1s' }, { name: 'long', limit: 100, window: '1m' }], decided together",
+  },
+  // express-slow-down
+  delayMs: {
+    note: "express-slow-down's delayMs has no counterpart: Sluice's delay is a boolean of leaky-bucket; algorithm: 'leaky-bucket' holds each request until its slot, window / limit apart",
+  },
+  delayAfter: {
+    note: "algorithm: 'leaky-bucket' with burst: N lets N through at once, then spaces the rest",
+  },
+  // Other names of other versions, and names too far from Sluice's for the edit distance to find.
+  allowlist: { to: 'allowList' },
+  whitelist: { to: 'allowList' },
+  blacklist: { to: 'denyList' },
+  status: { to: 'statusCode' },
+  banDuration: { to: 'ban', note: BAN },
+  trustProxy: {
+    note: "Sluice limits the address the framework gives (req.ip, request.ip, ctx.ip) and reads no proxy header itself: trust your proxies, and only them, where the framework does by address, never a hop count (Express: app.set('trust proxy', 'loopback, linklocal, uniquelocal'); Fastify: Fastify({ trustProxy: … }); Koa and Hono: getIp: privateProxyIp; NestJS: on its platform, app.set('trust proxy', …) or new FastifyAdapter({ trustProxy: … }))",
+  },
+};
+
+/** The catalogue's entry for `key`, own keys only: `constructor` or `toString` are no option of another library. */
+export function foreignOption(key: string): ForeignOption | undefined {
+  return Object.hasOwn(FOREIGN_OPTIONS, key) ? FOREIGN_OPTIONS[key] : undefined;
+}

@@ -1,0 +1,44 @@
+import { describeValue } from './errors.js';
+
+/**
+ * Why a `store` (or `limiter`) that is not Sluice's was refused: what it is, when it is another
+ * library's, and what to pass instead. Told apart by shape (each library's own methods), since none of
+ * them is installed beside Sluice. No docs link: npm users have no docs folder.
+ */
+
+const REDIS_STORE = 'store: new RedisStore({ client }) from @sluice/core, with your Redis client';
+
+type Shape = Record<string, unknown>;
+const has = (value: Shape, ...methods: string[]) => methods.every((m) => typeof value[m] === 'function');
+
+/** What another library's store or limiter `value` is, and what to pass instead; undefined if none. */
+export function foreignStore(value: unknown): string | undefined {
+  if (typeof value === 'function') {
+    // @fastify/rate-limit takes its store as a class.
+    const proto = (value as { prototype?: Shape }).prototype;
+    if (proto !== undefined && has(proto, 'incr')) return fastifyStore();
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const shape = value as Shape;
+  if (has(shape, 'sendCommand', 'increment'))
+    return `a RedisStore from rate-limit-redis (a store of express-rate-limit); pass ${REDIS_STORE} (the client its sendCommand called)`;
+  if (has(shape, 'increment', 'decrement', 'resetKey'))
+    return `a store of express-rate-limit; pass ${REDIS_STORE}, or leave store out for memory`;
+  if (has(shape, 'consume', 'penalty', 'reward'))
+    return `a limiter of rate-limiter-flexible, which limits by itself; pass ${REDIS_STORE} (its storeClient), with its points as limit and its duration, in SECONDS, as window: '60s'`;
+  if (has(shape, 'incr', 'child')) return fastifyStore();
+  if (has(shape, 'increment')) return `a storage of @nestjs/throttler; pass ${REDIS_STORE}`;
+  return undefined;
+}
+
+function fastifyStore(): string {
+  return `a store of @fastify/rate-limit; pass ${REDIS_STORE} (its redis option's client), or leave store out for memory`;
+}
+
+/** The message for a `store` that is no Store: what it is, and what to pass. */
+export function invalidStoreMessage(value: unknown): string {
+  const foreign = foreignStore(value);
+  if (foreign !== undefined) return `got ${foreign}`;
+  return `expected a MemoryStore, RedisStore or ClusterStore from @sluice/core, or an object implementing its Store interface (consume, refund, reset, local); got ${describeValue(value)}`;
+}
