@@ -21,7 +21,8 @@ import { type AppServer, type Framework, type Mode, startServer } from './server
  * replica is promoted. Until then the subjects in the dead master's slots are decided as their mode
  * says; from 2 s after the promotion every decision comes from the cluster again.
  */
-jest.setTimeout(90_000);
+// beforeAll starts six servers (up to START_TIMEOUT_MS of servers.ts on a loaded machine), then runs the faults.
+jest.setTimeout(180_000);
 
 const STORE_TIMEOUT_MS = 200;
 const LIMIT = 20;
