@@ -166,6 +166,7 @@ describeRedis('crafted subjects on Redis', () => {
           window: '1m',
           store,
           storeTimeout: '5s',
+          validate: false, // an unverified key is the point (its warning is validation-warnings.test.ts's)
           prefix: uniquePrefix('posing'),
           subject: [
             (req: { headers: Record<string, string | undefined> }) => req.headers['x-user'],

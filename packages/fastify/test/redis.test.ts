@@ -2,6 +2,7 @@ import { RedisStore } from '@sluice/core';
 import sluice from '@sluice/fastify';
 import { HEADER_CASES_NOW, headerCases } from '../../../test/fixtures/header-cases.js';
 import { describeRedis, type RedisProcess, startRedis, suiteRedis } from '../../../test/support/redis.js';
+import { recordWarnings } from '../../../test/support/warnings.js';
 import { closeClients, standaloneClient, uniquePrefix } from '../../core/test/redis/clients.js';
 import { alignedClock, checkHeaderCase, frameworks, type MakeApp, recording } from './support.js';
 
@@ -76,6 +77,7 @@ describeRedis('Fastify plugin on a RedisStore', () => {
     });
 
     describe('Redis stopped', () => {
+      const warnings = recordWarnings();
       let server: RedisProcess;
       beforeAll(async () => {
         server = await startRedis();
@@ -113,6 +115,8 @@ describeRedis('Fastify plugin on a RedisStore', () => {
           (await local!.inject({ method: 'GET', url: '/' })).statusCode,
         ];
         expect(fallback).toEqual([200, 429]);
+        // Each limiter said once that it lost its store.
+        expect(warnings.codes).toEqual(['ERR_SLUICE_STORE_DEGRADED', 'ERR_SLUICE_STORE_DEGRADED']);
         await Promise.all(apps.map((app) => app.close()));
       });
     });

@@ -1,11 +1,19 @@
 import { MemoryStore } from '@sluice/core';
 import request from 'supertest';
 import { stillStore } from '../../support/clock.js';
+import { expectOnlyWarnings } from '../../support/warnings.js';
 import type { Framework } from '../framework.js';
 import { get, recording, serving } from '../support.js';
 
 /** Who is limited (API.md: subject, apiKey, verify, ipv6Subnet), the same on every framework. */
 export function subjects(framework: Framework): void {
+  // Spoofed X-Forwarded-For, trust proxy = true and unverified credentials are what these cases try:
+  // their warnings are expected (validation-warnings.test.ts asserts each).
+  expectOnlyWarnings(
+    'ERR_SLUICE_FORWARDED_IGNORED',
+    'ERR_SLUICE_TRUST_PROXY_ALL',
+    'ERR_SLUICE_UNVERIFIED_CREDENTIAL',
+  );
   const start = serving(framework);
 
   /** The statuses of one request claiming each X-Forwarded-For address in turn. */

@@ -10,6 +10,7 @@ import Redis from 'ioredis';
 import { createClient as createClient4 } from 'redis4';
 import { createClient as createClient5 } from 'redis5';
 import { describeRedis, type RedisProcess, sharedRedis, startRedis } from '../../../../test/support/redis.js';
+import { expectOnlyWarnings } from '../../../../test/support/warnings.js';
 import { algorithmNames } from '../../src/algorithms/index.js';
 import {
   CLIENT_NAMES,
@@ -21,6 +22,9 @@ import {
   unconnectedClient,
   uniquePrefix,
 } from './clients.js';
+
+// Stores that fail or connect late are warned about when they fail and when they are back: captured.
+expectOnlyWarnings('ERR_SLUICE_STORE_DEGRADED', 'ERR_SLUICE_STORE_RECOVERED');
 
 const everyAlgorithm: Policy[] = algorithmNames.map((algorithm) => ({
   name: algorithm,
