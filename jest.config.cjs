@@ -34,5 +34,7 @@ module.exports = {
   },
   globalSetup: '<rootDir>/test/support/global-setup.cjs',
   globalTeardown: '<rootDir>/test/support/global-teardown.cjs',
+  // A SluiceWarning that no test captured fails its test: expected ones are asserted, new ones stand out.
+  setupFilesAfterEnv: ['<rootDir>/test/support/warning-guard.ts'],
   testTimeout: 30000,
 };

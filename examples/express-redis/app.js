@@ -15,13 +15,15 @@ export const apiKeys = new Map([
  * Clients are known by API key (header x-api-key) or, without a known one, by IP: an unknown key
  * counts as none, so a client inventing a key per request still spends its IP's quota.
  *
- * @param {{ client: import('ioredis').Redis, prefix?: string }} options
+ * @param {{ client: import('ioredis').Redis, prefix?: string, storeTimeout?: string }} options
+ *   `storeTimeout`: Sluice's default (250 ms) unless given
  */
-export function createApp({ client, prefix = 'sluice' }) {
+export function createApp({ client, prefix = 'sluice', storeTimeout }) {
   const app = express();
   app.use(
     rateLimiter({
       store: new RedisStore({ client }),
+      storeTimeout,
       prefix,
       name: 'api',
       subject: ['api-key', 'ip'],

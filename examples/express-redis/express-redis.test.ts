@@ -27,8 +27,8 @@ describeRedis('examples/express-redis', () => {
     // Two servers on one Redis, as two processes behind a load balancer would be.
     const prefix = uniquePrefix('express-redis');
     servers = [
-      await listenExpress(createApp({ client, prefix })),
-      await listenExpress(createApp({ client, prefix })),
+      await listenExpress(createApp({ client, prefix, storeTimeout: '5s' })),
+      await listenExpress(createApp({ client, prefix, storeTimeout: '5s' })),
     ];
   });
   afterEach(async () => {

@@ -16,12 +16,14 @@ export const apiKeys = new Map([
  * - GET /health: not limited at all.
  * Routes inherit the store and everything else they do not set from the plugin's options.
  *
- * @param {{ client: import('ioredis').Redis, prefix?: string }} options
+ * @param {{ client: import('ioredis').Redis, prefix?: string, storeTimeout?: string }} options
+ *   `storeTimeout`: Sluice's default (250 ms) unless given
  */
-export async function buildApp({ client, prefix = 'sluice' }) {
+export async function buildApp({ client, prefix = 'sluice', storeTimeout }) {
   const app = Fastify();
   await app.register(sluice, {
     store: new RedisStore({ client }),
+    storeTimeout,
     prefix,
     subject: ['api-key', 'ip'],
     // A known key becomes its client; an unknown one is null, which counts as no key: the IP decides.

@@ -24,8 +24,8 @@ describeRedis('examples/fastify-redis', () => {
   beforeEach(async () => {
     const prefix = uniquePrefix('fastify-redis');
     servers = [
-      await listenFastify(await buildApp({ client, prefix })),
-      await listenFastify(await buildApp({ client, prefix })),
+      await listenFastify(await buildApp({ client, prefix, storeTimeout: '5s' })),
+      await listenFastify(await buildApp({ client, prefix, storeTimeout: '5s' })),
     ];
   });
   afterEach(async () => {

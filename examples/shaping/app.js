@@ -6,8 +6,11 @@ import express from 'express';
  * together. A leaky bucket with delay (the default for leaky-bucket) holds each accepted request
  * until its slot, 200 ms apart, so a burst reaches the upstream as an even flow; the bucket holds 5,
  * and requests beyond that are refused with 429 rather than queued for long.
+ * `store` is for tests (a MemoryStore on a still clock); the app itself keeps the default.
+ *
+ * @param {{ store?: import('@sluice/core').Store }} [options]
  */
-export function createApp() {
+export function createApp({ store } = {}) {
   const app = express();
   const upstreamLimit = rateLimiter({
     name: 'upstream',
@@ -16,6 +19,7 @@ export function createApp() {
     window: '1s',
     burst: 5,
     scope: 'global',
+    ...(store && { store }),
   });
   app.get('/forward', upstreamLimit, (req, res) => {
     // Here you would call the upstream; this answers when the request was let through.

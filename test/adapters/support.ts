@@ -49,6 +49,21 @@ export async function until(check: () => boolean | Promise<boolean>, timeoutMs =
   }
 }
 
+/** Sends a GET on a raw socket and destroys it once `ready` holds (polled): a client that goes away. */
+export function abandonWhen(app: Running, path: string, ready: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = connect(app.port, '127.0.0.1', () => {
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+      const leave = () => {
+        socket.destroy();
+        resolve();
+      };
+      until(ready, 10_000).then(leave, leave);
+    });
+    socket.on('error', () => resolve());
+  });
+}
+
 /**
  * Sends a GET on a raw socket and destroys it after `afterMs`: a client that goes away (with `reset`,
  * by a TCP reset rather than a close).

@@ -9,6 +9,10 @@ import { frameworks } from '../../packages/fastify/test/frameworks.js';
 import { ALGORITHMS } from '../fuzz/traces.js';
 import { hangUps, probe as newProbe, type Probe, work } from '../support/aborting-clients.js';
 import { describeRedis, type RedisProcess, startRedis } from '../support/redis.js';
+import { expectOnlyWarnings } from '../support/warnings.js';
+
+// A paused Redis may be past storeTimeout on a loaded machine: those warnings are expected, captured.
+expectOnlyWarnings('ERR_SLUICE_STORE_DEGRADED', 'ERR_SLUICE_STORE_RECOVERED');
 
 /**
  * Clients that misbehave against Express and Fastify on a Redis store of their own:
@@ -97,7 +101,9 @@ describeRedis('chaos: clients that abort, and a slow Redis behind a timeout', ()
     store: new RedisStore({ client }),
     prefix: `aborts-${process.pid}-${prefix++}`,
     limit: LIMIT,
-    window: '1m',
+    // An hour, far longer than a test: a minute's fixed window that rolled over mid-test admitted LIMIT
+    // more (Redis decides by its own clock here, on purpose: the path production takes).
+    window: '1h',
     algorithm,
     storeTimeout: '2s',
     ...(algorithm === 'leaky-bucket' ? { delay: false } : {}),

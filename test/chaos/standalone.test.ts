@@ -22,7 +22,8 @@ import { type AppServer, type Framework, type Mode, startServer } from './server
  * with no unhandled rejection, answer every request within storeTimeout + 100 ms with the statuses
  * its mode promises, and decide on Redis again within 2 s of each recovery.
  */
-jest.setTimeout(90_000);
+// beforeAll starts six servers (up to START_TIMEOUT_MS of servers.ts on a loaded machine), then runs the faults.
+jest.setTimeout(180_000);
 
 const STORE_TIMEOUT_MS = 200;
 const LIMIT = 20;

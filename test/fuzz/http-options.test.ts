@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { frameworks } from '../../packages/fastify/test/frameworks.js';
 import { eachFramework } from '../adapters/frameworks.js';
 import { get } from '../adapters/support.js';
+import { recordWarnings } from '../support/warnings.js';
 import { anyLimiterOptions, junk, validLimiterOptions } from './arbitraries.js';
 
 /**
@@ -167,7 +168,9 @@ function tally() {
  * and 1, Koa 3 and 2, Nest 11 on Express and on Fastify), through its driver: one options object, one
  * contract. A real server per accepted option set; each setup takes the full RUNS all the same.
  */
+// Fuzzed options make every validation warning there is: captured, each a warning with a code.
 describe.each(eachFramework)('fuzzed options on %s', (_label, framework) => {
+  recordWarnings();
   it('either answer requests or throw SluiceConfigError at once', async () => {
     const { seen, check } = tally();
     await fc.assert(
@@ -200,6 +203,7 @@ describe.each(eachFramework)('fuzzed options on %s', (_label, framework) => {
 
 /** Fastify's own options besides the contract's: the plugin's `global` and `hook`, a route's config.rateLimit. */
 describe.each(frameworks)('fuzzed plugin options on %s', (_label, makeApp) => {
+  recordWarnings();
   const hook = fc.constantFrom('onRequest', 'preHandler', 'preHandler', 'onSend');
   const reply = (_request: unknown, r: { send(): void }) => r.send();
   const withOwn = (own: fc.Arbitrary<object>) =>

@@ -2,6 +2,7 @@ import { createHttpHandler, type HttpOptions } from '@sluice/core';
 import fc from 'fast-check';
 import { encodeSubject } from '../../packages/core/src/keys.js';
 import { type FakeRequest, fakeReader } from '../../packages/core/test/http/support.js';
+import { recordWarnings } from '../support/warnings.js';
 
 /**
  * Random requests through subject extraction (no user callbacks, so everything is synchronous): it
@@ -91,6 +92,9 @@ function secrets(req: FakeRequest): string[] {
 }
 
 describe('fuzzed requests through subject extraction', () => {
+  // Captured, validation left on (its per-request checks run on fuzzed requests too).
+  const warnings = recordWarnings();
+
   it('never throw, keep keys bounded and never carry a raw credential', () => {
     fc.assert(
       fc.property(subjectOptions, request, (options, req) => {
@@ -113,6 +117,8 @@ describe('fuzzed requests through subject extraction', () => {
       }),
       { numRuns: RUNS },
     );
+    // A credential subject without verify is warned about, as it should be; nothing else is.
+    expect(new Set(warnings.codes)).toEqual(new Set(['ERR_SLUICE_UNVERIFIED_CREDENTIAL']));
   });
 
   it('IPv6 clients that rotate addresses inside their subnet stay one subject', () => {

@@ -4,6 +4,10 @@ import { rateLimiter } from '@sluice/express';
 import { eachFramework } from '../adapters/frameworks.js';
 import { get, serving } from '../adapters/support.js';
 import { recording } from '../fixtures/stores.js';
+import { expectOnlyWarnings } from '../support/warnings.js';
+
+// Credentials without verify are what these cases send: the warning is expected, captured.
+expectOnlyWarnings('ERR_SLUICE_UNVERIFIED_CREDENTIAL');
 
 // API keys and tokens were hashed with plain SHA-256, so whoever could read Redis could test guessed
 // keys against its key names. `credentialSecret` (API.md r2) makes it HMAC-SHA-256. Failed on 13f5928

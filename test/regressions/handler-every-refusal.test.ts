@@ -2,6 +2,10 @@ import type { Decision, Store } from '@sluice/core';
 import type { SharedOptions } from '../adapters/frameworks.js';
 import { eachFramework } from '../adapters/frameworks.js';
 import { failingStore, serving, statuses } from '../adapters/support.js';
+import { expectOnlyWarnings } from '../support/warnings.js';
+
+// A failing store is one of the refusals: its warning is expected, captured.
+expectOnlyWarnings('ERR_SLUICE_STORE_DEGRADED');
 
 // A custom `handler` answered only 429s: 403 (ban, deny list) and 503 (store failed) went around it.
 // API.md r2: it answers every refusal, `decision.reason` says which. Failed on 13f5928.

@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { expectOnlyWarnings } from '../support/warnings.js';
 import { FRAMEWORKS, type Server, statuses } from './servers.js';
+
+// Rotating unverified credentials is the attack tried here: its warning is expected, captured.
+expectOnlyWarnings('ERR_SLUICE_UNVERIFIED_CREDENTIAL');
 
 /**
  * A client that mints a new API key or token per request must not get a new budget each time.

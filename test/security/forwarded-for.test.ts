@@ -1,4 +1,8 @@
+import { expectOnlyWarnings } from '../support/warnings.js';
 import { FRAMEWORKS, type Server, statuses, type Trust } from './servers.js';
+
+// Spoofed X-Forwarded-For and trust proxy = true are what these cases try: their warnings are expected, captured.
+expectOnlyWarnings('ERR_SLUICE_FORWARDED_IGNORED', 'ERR_SLUICE_TRUST_PROXY_ALL');
 
 /**
  * A client controls every X-Forwarded-For entry left of what its trusted proxies appended. Only the

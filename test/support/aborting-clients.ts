@@ -11,11 +11,11 @@ export function probe(): Probe {
   return { ran: 0, inFlight: 0, most: 0 };
 }
 
-/** A handler's work of `workMs`, counted in `p`. */
-export async function work(p: Probe, workMs: number): Promise<void> {
+/** A handler's work of `workMs`, or until `done` settles, counted in `p`. */
+export async function work(p: Probe, workMs: number | Promise<void>): Promise<void> {
   p.ran++;
   p.most = Math.max(p.most, ++p.inFlight);
-  await new Promise((resolve) => setTimeout(resolve, workMs));
+  await (typeof workMs === 'number' ? new Promise((resolve) => setTimeout(resolve, workMs)) : workMs);
   p.inFlight--;
 }
 

@@ -18,3 +18,15 @@ export function recordWarnings(): { readonly codes: string[]; readonly messages:
   afterEach(() => spy.mockRestore());
   return seen;
 }
+
+/**
+ * recordWarnings, and each test of the enclosing describe may emit only warnings of these codes (a
+ * suite whose warnings are part of what it does, such as a store's outage and recovery).
+ */
+export function expectOnlyWarnings(...codes: string[]): ReturnType<typeof recordWarnings> {
+  const seen = recordWarnings();
+  afterEach(() => {
+    expect(seen.codes.filter((code) => !codes.includes(code))).toEqual([]);
+  });
+  return seen;
+}

@@ -1,6 +1,7 @@
 import { createLimiter, MemoryStore, SluiceConfigError } from '@sluice/core';
 import sluice, { type SluiceFastifyOptions } from '@sluice/fastify';
 import type { FastifyInstance } from 'fastify';
+import { recordWarnings } from '../../../test/support/warnings.js';
 import { alignedClock, frameworks, type MakeApp, recording } from './support.js';
 
 describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeApp) => {
@@ -288,6 +289,8 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
   });
 
   describe('encapsulation', () => {
+    const warnings = recordWarnings();
+
     test('registered in a child context, it limits only that context', async () => {
       const a = app();
       a.get('/root', ok);
@@ -300,6 +303,8 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
       });
       expect(await statuses(a, ['/child', '/child'])).toEqual([200, 429]);
       expect(await statuses(a, ['/root', '/root', '/sibling', '/sibling'])).toEqual([200, 200, 200, 200]);
+      // The routes outside its context are named, as they should be.
+      expect(warnings.codes).toEqual(['ERR_SLUICE_UNLIMITED_ROUTES']);
     });
 
     test('registered at the root, it limits the routes of child contexts too', async () => {
@@ -320,6 +325,8 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
         });
       }
       expect(await statuses(a, ['/one', '/two', '/one', '/two'])).toEqual([200, 200, 429, 429]);
+      // Each names the route of the other context.
+      expect(warnings.codes).toEqual(['ERR_SLUICE_UNLIMITED_ROUTES', 'ERR_SLUICE_UNLIMITED_ROUTES']);
     });
   });
 

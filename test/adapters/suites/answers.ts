@@ -1,11 +1,13 @@
 import { type Decision, MemoryStore } from '@sluice/core';
 import { manualClock } from '@sluice/core/testing';
-import { recordWarnings } from '../../support/warnings.js';
+import { expectOnlyWarnings, recordWarnings } from '../../support/warnings.js';
 import type { Framework } from '../framework.js';
 import { failingStore, get, serving, statuses } from '../support.js';
 
 /** The answers of the contract (API.md, "Responses"), the same on every framework. */
 export function answers(framework: Framework): void {
+  // A failing store and an unverified credential are answers tested here: their warnings are expected.
+  expectOnlyWarnings('ERR_SLUICE_STORE_DEGRADED', 'ERR_SLUICE_UNVERIFIED_CREDENTIAL');
   const start = serving(framework);
 
   test('passes up to the limit with the decision on the request, then 429 problem+json', async () => {

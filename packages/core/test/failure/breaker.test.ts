@@ -1,7 +1,11 @@
 import { createLimiter } from '@sluice/core';
+import { expectOnlyWarnings } from '../../../../test/support/warnings.js';
 import { FAILURES_TO_OPEN, PROBE_AFTER_MS } from '../../src/stores/breaker.js';
 import { ControlledStore } from './controlled-store.js';
 import { track, watchUnhandledRejections } from './promises.js';
+
+// A failing store is warned about once when it fails and once when it is back: captured, nothing else.
+expectOnlyWarnings('ERR_SLUICE_STORE_DEGRADED', 'ERR_SLUICE_STORE_RECOVERED');
 
 const unhandled = watchUnhandledRejections();
 afterEach(() => {

@@ -1,6 +1,10 @@
 import { createLimiter, type LimiterOptions } from '@sluice/core';
+import { expectOnlyWarnings } from '../../../../test/support/warnings.js';
 import { ControlledStore, type Health } from './controlled-store.js';
 import { watchUnhandledRejections } from './promises.js';
+
+// A failing store is warned about once when it fails and once when it is back: captured, nothing else.
+const warnings = expectOnlyWarnings('ERR_SLUICE_STORE_DEGRADED', 'ERR_SLUICE_STORE_RECOVERED');
 
 const unhandled = watchUnhandledRejections();
 afterEach(() => {
@@ -29,6 +33,8 @@ describe.each<Health>(['reject', 'throw'])('a store that fails (%s)', (health) =
         [false, true],
         [true, true],
       ]);
+      // Said once, not per call.
+      expect(warnings.codes).toEqual(['ERR_SLUICE_STORE_DEGRADED']);
       expect(decisions[1]).toMatchObject({ remaining: 0, policy: '2-per-1m' });
       expect(decisions[2]).toMatchObject({ reason: 'limit', remaining: 0 });
       expect(decisions[2]!.retryAfterMs).toBeGreaterThan(0);

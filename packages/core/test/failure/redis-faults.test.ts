@@ -8,8 +8,12 @@ import {
 } from '@sluice/core';
 import Redis from 'ioredis';
 import { describeRedis, type RedisProcess, startRedis } from '../../../../test/support/redis.js';
+import { expectOnlyWarnings } from '../../../../test/support/warnings.js';
 import { type ClientName, closeClients, configuredClient } from '../redis/clients.js';
 import { watchUnhandledRejections } from './promises.js';
+
+// A failing store is warned about once when it fails and once when it is back: captured, nothing else.
+const warnings = expectOnlyWarnings('ERR_SLUICE_STORE_DEGRADED', 'ERR_SLUICE_STORE_RECOVERED');
 
 /**
  * A real redis-server of this suite's own, stopped (SIGKILL) mid-run, paused with CLIENT PAUSE past
@@ -192,6 +196,9 @@ describe.each(runs)('RedisStore faults on %s (a redis-server of its own)', (clie
         const back = await untilRedisDecides(limiter, 'back');
         expect(slowest(back)).toBeLessThanOrEqual(BOUND_MS);
         await expectRedisDecided(limiter, 'after', 300);
+        // The outage was said when it began and when it ended.
+        expect(warnings.codes[0]).toBe('ERR_SLUICE_STORE_DEGRADED');
+        expect(warnings.codes.at(-1)).toBe('ERR_SLUICE_STORE_RECOVERED');
       });
 
       test('Redis paused (CLIENT PAUSE) past storeTimeout', async () => {

@@ -8,7 +8,11 @@ import {
   type Store,
 } from '@sluice/core';
 import { manualClock } from '@sluice/core/testing';
+import { expectOnlyWarnings } from '../../../../test/support/warnings.js';
 import { type FakeRequest, fakeReader } from './support.js';
+
+// Credentials without verify are warned about, incidental here (validation-warnings.test.ts asserts them).
+expectOnlyWarnings('ERR_SLUICE_UNVERIFIED_CREDENTIAL');
 
 type Outcome = HttpOutcome<FakeRequest, unknown>;
 

@@ -158,7 +158,13 @@ describeRedis('Redis keys on a cluster', () => {
     async (name, _label, policies) => {
       const prefix = uniquePrefix('hygiene');
       const client = await sharedClient(name, 'cluster');
-      const limiter = createLimiter({ policies, prefix, store: new RedisStore({ client }) });
+      // A generous timeout: past 250 ms on a loaded machine, a call was decided in process.
+      const limiter = createLimiter({
+        policies,
+        prefix,
+        store: new RedisStore({ client }),
+        storeTimeout: '5s',
+      });
       // Subject i spends 1 + i % 3: a subject that shared a counter with another would show it.
       for (const [i, subject] of hostile.entries()) {
         const decision = await limiter.consume(subject, { cost: 1 + (i % 3) });

@@ -121,7 +121,8 @@ export function worker(): void {
       return limiter.peek(subject);
     },
     echo: async () => {
-      const limiter = createLimiter({ limit: 5, window: '1h', prefix: 'echo', store });
+      // A generous timeout: past the default 250 ms (a loaded machine) a call was decided in the worker.
+      const limiter = createLimiter({ limit: 5, window: '1h', prefix: 'echo', store, storeTimeout: '30s' });
       const decisions = Promise.all([1, 2, 3].map(() => limiter.consume('x')));
       // An app that relays workers' messages to every worker: this one hears requests with the ids of
       // its own calls in flight (ids are per worker), before the primary's answers.
@@ -135,7 +136,13 @@ export function worker(): void {
       return (await decisions).map((d) => [d.allowed, d.remaining, d.degraded === true]);
     },
     lookalike: async () => {
-      const limiter = createLimiter({ limit: 1, window: '1h', prefix: 'lookalike', store });
+      const limiter = createLimiter({
+        limit: 1,
+        window: '1h',
+        prefix: 'lookalike',
+        store,
+        storeTimeout: '30s',
+      });
       // What a request of this limiter looks like, without the tag (and with a wrong one).
       const def = {
         prefix: 'lookalike',
