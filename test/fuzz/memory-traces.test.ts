@@ -1,7 +1,11 @@
 import { MemoryStore, type Store } from '@sluice/core';
 import fc from 'fast-check';
 import { NUM_RUNS } from '../../packages/core/test/arbitraries.js';
+import { allowWarnings } from '../support/warnings.js';
 import { ALGORITHMS, neverOverTheLimit, onePolicy, severalPolicies } from './traces.js';
+
+// Traces draw windows of a few milliseconds as bare numbers, on purpose.
+allowWarnings('ERR_SLUICE_WINDOW_IN_SECONDS');
 
 const memory = (clock: () => number) => ({ store: new MemoryStore({ clock }) });
 

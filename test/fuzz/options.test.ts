@@ -1,6 +1,10 @@
 import { createLimiter, ErrorCodes, type LimiterOptions, MemoryStore, SluiceConfigError } from '@sluice/core';
 import fc from 'fast-check';
+import { allowWarnings } from '../support/warnings.js';
 import { anyLimiterOptions, anyMemoryStoreOptions, validLimiterOptions } from './arbitraries.js';
+
+// Traces draw windows of a few milliseconds as bare numbers, on purpose.
+allowWarnings('ERR_SLUICE_WINDOW_IN_SECONDS');
 
 const CODES = new Set<string>(Object.values(ErrorCodes));
 const RUNS = 3000;

@@ -8,7 +8,11 @@ import {
   uniquePrefix,
 } from '../../packages/core/test/redis/clients.js';
 import { describeRedis, sharedCluster, sharedRedis } from '../support/redis.js';
+import { allowWarnings } from '../support/warnings.js';
 import { ALGORITHMS, neverOverTheLimit, onePolicy, type Placement, severalPolicies } from './traces.js';
+
+// Traces draw windows of a few milliseconds as bare numbers, on purpose.
+allowWarnings('ERR_SLUICE_WINDOW_IN_SECONDS');
 
 /** Each step is a round trip: fewer runs than on the memory store, the same property. */
 const RUNS = 40;

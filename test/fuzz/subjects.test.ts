@@ -117,8 +117,11 @@ describe('fuzzed requests through subject extraction', () => {
       }),
       { numRuns: RUNS },
     );
-    // A credential subject without verify is warned about, as it should be; nothing else is.
-    expect(new Set(warnings.codes)).toEqual(new Set(['ERR_SLUICE_UNVERIFIED_CREDENTIAL']));
+    // A credential subject without verify is warned about, as it should be, and so is an address that
+    // is none (API.md r3: never silently a subject of its own); nothing else is.
+    expect(new Set(warnings.codes)).toEqual(
+      new Set(['ERR_SLUICE_UNVERIFIED_CREDENTIAL', 'ERR_SLUICE_NOT_AN_ADDRESS']),
+    );
   });
 
   it('IPv6 clients that rotate addresses inside their subnet stay one subject', () => {

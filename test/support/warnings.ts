@@ -30,3 +30,21 @@ export function expectOnlyWarnings(...codes: string[]): ReturnType<typeof record
   });
   return seen;
 }
+
+/**
+ * Drops the warnings of these codes for the rest of the test file (installed at once, so limiters made
+ * while the file is collected are covered): for files whose options make them on purpose, such as
+ * traces that draw windows of a few milliseconds as bare numbers (ERR_SLUICE_WINDOW_IN_SECONDS).
+ */
+export function allowWarnings(...codes: string[]): void {
+  const inner = process.emitWarning;
+  const filtered = function emitWarning(this: unknown, warning: unknown, ...rest: unknown[]) {
+    const code = (rest[0] as { code?: unknown } | undefined)?.code;
+    if (typeof code === 'string' && codes.includes(code)) return;
+    return (inner as (...args: unknown[]) => void).call(this, warning, ...rest);
+  } as typeof process.emitWarning;
+  process.emitWarning = filtered;
+  afterAll(() => {
+    if (process.emitWarning === filtered) process.emitWarning = inner;
+  });
+}

@@ -13,6 +13,7 @@ export { ErrorCodes, SluiceConfigError } from './errors.js';
 export type { FrameworkRequest, HandlerApi } from './http/adapter.js';
 export {
   abandonIfLate,
+  afterHandler,
   answerForHandler,
   callHandler,
   frameworkReader,

@@ -1,8 +1,12 @@
 import { createLimiter, type Decision, MemoryStore, type Policy } from '@sluice/core';
 import { manualClock, referenceTrace, runTrace, type TraceStep } from '@sluice/core/testing';
 import fc from 'fast-check';
+import { allowWarnings } from '../../../test/support/warnings.js';
 import { algorithmNames } from '../src/algorithms/index.js';
 import { NUM_RUNS, policyOf, startOf, storeOf, traceOf } from './arbitraries.js';
+
+// Traces draw windows of a few milliseconds as bare numbers, on purpose.
+allowWarnings('ERR_SLUICE_WINDOW_IN_SECONDS');
 
 /** Two or three policies of any algorithms, some of them global. */
 const policiesArb = fc

@@ -10,6 +10,7 @@ import {
 import type { Decision, FrameworkRequest, GraphqlExchange, HttpHandler, HttpOutcome } from '@sluice/core';
 import {
   abandonIfLate,
+  afterHandler,
   graphqlExchange,
   graphqlRefusal,
   oncePerRequest,
@@ -79,10 +80,10 @@ function refuse(
     send(outcome, res);
     return stop();
   }
-  const returned: unknown = outcome.handler(req, res, outcome.decision!);
-  if (returned instanceof Promise) return returned.then(() => answered(http, outcome, res)).then(stop);
-  answered(http, outcome, res);
-  return stop();
+  const settled = afterHandler(outcome.handler(req, res, outcome.decision!), () =>
+    answered(http, outcome, res),
+  );
+  return settled === undefined ? stop() : settled.then(stop);
 }
 
 // Held (leaky bucket with delay) before it passes; a client gone meanwhile is not let through.

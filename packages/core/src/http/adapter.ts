@@ -9,6 +9,7 @@ import type { Decision } from '../decision.js';
 import { ErrorCodes, SluiceConfigError } from '../errors.js';
 import type { Limiter } from '../limiter.js';
 import { type HttpHandler, type HttpOutcome, isGone, PROBLEM_CONTENT_TYPE } from './handle.js';
+import { isThenable } from './subject.js';
 import { trustOf } from './trust-proxy.js';
 import type { RequestReader } from './types.js';
 import { WarningCodes } from './validate.js';
@@ -142,20 +143,28 @@ export function callHandler<Req, Res>(
   fail: (error: Error) => void,
   settled: () => void,
 ): void {
-  // `settled` waits a little: a handler may answer from a callback after it returned (Express's
-  // res.render reads its view first), and answering before it would make its own answer throw.
-  const after = () => void setTimeout(settled, HANDLER_GRACE_MS);
   try {
-    const answered: unknown = outcome.handler!(req, res, outcome.decision!);
-    if (answered instanceof Promise) answered.then(after).catch(fail);
-    else after();
+    afterHandler(outcome.handler!(req, res, outcome.decision!), settled)?.catch(fail);
   } catch (error) {
     fail(error as Error);
   }
 }
 
-/** How long a `handler` that returned may take to answer from a callback before Sluice answers for it. */
-const HANDLER_GRACE_MS = 250;
+/**
+ * Runs `answer` once a `handler` returned (or resolved) a value: a body, the shape of
+ * errorResponseBuilder, which answers nothing itself. A handler that returns nothing is left to answer
+ * as it does, from a callback too (Express's res.render reads its view first): answering for it would
+ * make its own answer throw, outside any try, and end the process.
+ */
+export function afterHandler(returned: unknown, answer: () => void): Promise<void> | undefined {
+  if (isThenable(returned)) {
+    return Promise.resolve(returned).then((value) => {
+      if (value !== undefined) answer();
+    });
+  }
+  if (returned !== undefined) answer();
+  return undefined;
+}
 
 /**
  * Sends Sluice's own refusal for a `handler` that returned (or resolved) without answering, over

@@ -11,12 +11,12 @@ export interface PolicySet {
 /** Every algorithm alone, with numbers that make windows pass and buckets refill within a trace. */
 export const singlePolicySets: readonly PolicySet[] = [
   { label: 'fixed-window', policies: [{ limit: 5, window: 1000, algorithm: 'fixed-window' }] },
-  { label: 'sliding-window', policies: [{ limit: 7, window: 900, algorithm: 'sliding-window' }] },
-  { label: 'sliding-log', policies: [{ limit: 6, window: 700, algorithm: 'sliding-log' }] },
+  { label: 'sliding-window', policies: [{ limit: 7, window: '900ms', algorithm: 'sliding-window' }] },
+  { label: 'sliding-log', policies: [{ limit: 6, window: '700ms', algorithm: 'sliding-log' }] },
   { label: 'token-bucket', policies: [{ limit: 3, window: 1000, algorithm: 'token-bucket', burst: 5 }] },
   { label: 'leaky-bucket', policies: [{ limit: 4, window: 1000, algorithm: 'leaky-bucket', burst: 3 }] },
-  { label: 'gcra', policies: [{ limit: 7, window: 600, algorithm: 'gcra', burst: 4 }] },
-  { label: 'concurrency', policies: [{ limit: 4, window: 800, algorithm: 'concurrency' }] },
+  { label: 'gcra', policies: [{ limit: 7, window: '600ms', algorithm: 'gcra', burst: 4 }] },
+  { label: 'concurrency', policies: [{ limit: 4, window: '800ms', algorithm: 'concurrency' }] },
 ];
 
 /** Several policies decided together: global scope, leases, and algorithms that disagree often. */
@@ -25,29 +25,29 @@ export const multiPolicySets: readonly PolicySet[] = [
     label: 'sliding-window + token-bucket',
     policies: [
       { limit: 8, window: 1000, algorithm: 'sliding-window' },
-      { limit: 3, window: 400, algorithm: 'token-bucket', burst: 4 },
+      { limit: 3, window: '400ms', algorithm: 'token-bucket', burst: 4 },
     ],
   },
   {
     label: 'fixed-window + global sliding-log + concurrency',
     policies: [
-      { limit: 6, window: 800, algorithm: 'fixed-window' },
+      { limit: 6, window: '800ms', algorithm: 'fixed-window' },
       { limit: 10, window: 1000, algorithm: 'sliding-log', scope: 'global' },
-      { limit: 3, window: 500, algorithm: 'concurrency' },
+      { limit: 3, window: '500ms', algorithm: 'concurrency' },
     ],
   },
   {
     label: 'global gcra + leaky-bucket',
     policies: [
       { limit: 9, window: 1000, algorithm: 'gcra', scope: 'global', burst: 6 },
-      { limit: 4, window: 600, algorithm: 'leaky-bucket', delay: false },
+      { limit: 4, window: '600ms', algorithm: 'leaky-bucket', delay: false },
     ],
   },
   {
     label: 'concurrency + global concurrency + sliding-window',
     policies: [
-      { name: 'mine', limit: 2, window: 700, algorithm: 'concurrency' },
-      { name: 'all', limit: 5, window: 900, algorithm: 'concurrency', scope: 'global' },
+      { name: 'mine', limit: 2, window: '700ms', algorithm: 'concurrency' },
+      { name: 'all', limit: 5, window: '900ms', algorithm: 'concurrency', scope: 'global' },
       { limit: 9, window: 1200, algorithm: 'sliding-window' },
     ],
   },

@@ -1,5 +1,9 @@
 import { MemoryStore, type Store, type StoreCall, type StoreOutcome } from '@sluice/core';
 import { checkStoreAtomicity, checkStoreParity, singlePolicySets } from '@sluice/core/testing';
+import { allowWarnings } from '../../../../test/support/warnings.js';
+
+// Traces draw windows of a few milliseconds as bare numbers, on purpose.
+allowWarnings('ERR_SLUICE_WINDOW_IN_SECONDS');
 
 /**
  * The conformance kit of @sluice/core/testing, run as a custom store's author would: MemoryStore

@@ -1,8 +1,12 @@
 import { type AlgorithmName, createLimiter, type Decision, MemoryStore, type Policy } from '@sluice/core';
 import { manualClock } from '@sluice/core/testing';
 import fc from 'fast-check';
+import { allowWarnings } from '../../../../test/support/warnings.js';
 import { DenyCache } from '../../src/stores/deny-cache.js';
 import { ControlledStore } from './controlled-store.js';
+
+// Traces draw windows of a few milliseconds as bare numbers, on purpose.
+allowWarnings('ERR_SLUICE_WINDOW_IN_SECONDS');
 
 function setup(options: ({ policies: Policy[] } | Policy) & { denyCacheMs?: number }) {
   const store = new ControlledStore();

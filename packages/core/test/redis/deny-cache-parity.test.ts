@@ -1,7 +1,11 @@
 import { createLimiter, MemoryStore, type Policy, RedisStore } from '@sluice/core';
 import { multiPolicySets, runTrace, singlePolicySets, tracesFor } from '@sluice/core/testing';
 import { describeRedis } from '../../../../test/support/redis.js';
+import { allowWarnings } from '../../../../test/support/warnings.js';
 import { CLIENTS_AND_BACKENDS, closeClients, sharedClient, uniquePrefix } from './clients.js';
+
+// Traces draw windows of a few milliseconds as bare numbers, on purpose.
+allowWarnings('ERR_SLUICE_WINDOW_IN_SECONDS');
 
 /**
  * The deny cache answers only what Redis would (API.md r2): with it on (the default), a limiter on

@@ -1,7 +1,11 @@
 import { RedisStore } from '@sluice/core';
 import { checkStoreParity, multiPolicySets, singlePolicySets } from '@sluice/core/testing';
 import { describeRedis } from '../../../../test/support/redis.js';
+import { allowWarnings } from '../../../../test/support/warnings.js';
 import { CLIENTS_AND_BACKENDS, closeClients, sharedClient, uniquePrefix } from './clients.js';
+
+// Traces draw windows of a few milliseconds as bare numbers, on purpose.
+allowWarnings('ERR_SLUICE_WINDOW_IN_SECONDS');
 
 /**
  * RedisStore passes the store conformance kit (@sluice/core/testing) on every client, standalone and
