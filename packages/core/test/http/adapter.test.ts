@@ -110,7 +110,24 @@ describe('callHandler', () => {
     callHandler(blocked(handler), 'req', 'res', fail, settled);
     expect(handler).toHaveBeenCalledWith('req', 'res', decision);
     expect(fail).not.toHaveBeenCalled();
+    // It returned nothing: it answers as it does (from a callback too), and is not answered for.
+    expect(settled).not.toHaveBeenCalled();
+  });
+
+  test('a handler that returns a body (errorResponseBuilder) is answered for', async () => {
+    const settled = jest.fn();
+    callHandler(
+      blocked(() => ({ error: 'slow down' })),
+      'req',
+      'res',
+      jest.fn(),
+      settled,
+    );
     expect(settled).toHaveBeenCalledTimes(1);
+    const later = jest.fn();
+    callHandler(blocked((async () => ({ error: 'slow down' })) as never), 'req', 'res', jest.fn(), later);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(later).toHaveBeenCalledTimes(1);
   });
 
   test('a throw goes to fail', () => {
