@@ -193,7 +193,13 @@ export function subjects(framework: Framework): void {
       expect(store.subjects.size).toBe(1);
       expect([...store.subjects][0]!.length).toBeLessThan(100);
       const strict = await start({ limit: 2, window: '1m' });
-      expect((await get(strict, '/', { 'x-api-key': key })).status).toBe(431);
+      // Node answers 431; Node 26 may close the connection while the client is still writing the
+      // header (the client then reads a reset, not the 431). Either way the server lives on.
+      const over = await get(strict, '/', { 'x-api-key': key }).then(
+        (res) => res.status,
+        (error: { code?: string }) => error.code,
+      );
+      expect([431, 'ECONNRESET', 'EPIPE']).toContain(over);
       expect((await get(strict)).status).toBe(200);
     });
 
