@@ -193,7 +193,7 @@ export function subjects(framework: Framework): void {
       expect(store.subjects.size).toBe(1);
       expect([...store.subjects][0]!.length).toBeLessThan(100);
       const strict = await start({ limit: 2, window: '1m' });
-      // Node answers 431; Node 26 may close the connection while the client is still writing the
+      // Node answers 431; Node 24 and 26 may close the connection while the client still writes the
       // header (the client then reads a reset, not the 431). Either way the server lives on.
       const over = await get(strict, '/', { 'x-api-key': key }).then(
         (res) => res.status,
