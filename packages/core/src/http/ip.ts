@@ -8,9 +8,10 @@ import { isIP, isIPv4, isIPv6 } from 'node:net';
 const MAPPED = /^::ffff:/i;
 /**
  * An address with the client's port, as some proxies write X-Forwarded-For (Azure Application
- * Gateway: `203.0.113.7:51000`) and RFC 7239 writes `for=`: IPv4 with `:port`, IPv6 in brackets.
+ * Gateway: `203.0.113.7:51000`) and RFC 7239 writes `for=`: IPv4 (or IPv4-mapped, `::ffff:` and all)
+ * with `:port`, IPv6 in brackets.
  */
-const WITH_PORT = /^(?:(\d{1,3}(?:\.\d{1,3}){3})|\[([^\]]+)\]):\d{1,5}$/;
+const WITH_PORT = /^(?:((?:::ffff:)?\d{1,3}(?:\.\d{1,3}){3})|\[([^\]]+)\]):\d{1,5}$/i;
 
 /** The longest part of an address (or what was given as one) a message quotes. */
 const QUOTED_CHARS = 40;

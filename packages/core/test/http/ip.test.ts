@@ -49,6 +49,25 @@ describe('clientAddress', () => {
     }
   });
 
+  // 608b870 kept `::ffff:203.0.113.66:51000` (a mapped address with its port, unbracketed) whole: one
+  // subject per source port. The class: every way of writing an address with a port is that address.
+  test('every spelling of an address with a port is that address', () => {
+    fc.assert(
+      fc.property(fc.ipV4(), fc.ipV6(), fc.integer({ min: 0, max: 65535 }), (v4, v6, port) => {
+        for (const written of [
+          `${v4}:${port}`,
+          `[${v4}]:${port}`,
+          `::ffff:${v4}:${port}`,
+          `[::ffff:${v4}]:${port}`,
+        ]) {
+          expect(addressOf(written, 64)).toBe(v4);
+        }
+        expect(addressOf(`[${v6}]:${port}`, 64)).toBe(addressOf(v6, 64));
+      }),
+    );
+    expect(clientAddress('::FFFF:203.0.113.66:51000', 64)).toBe('203.0.113.66');
+  });
+
   test('anything that is not an address is kept as it is', () => {
     for (const s of ['', 'garbage', ':::', '1.2.3', '[', '%', '1.2.3.4, 5.6.7.8', '2001:db8::1::2']) {
       expect(clientAddress(s, 64)).toBe(s);
