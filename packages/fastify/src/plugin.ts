@@ -78,8 +78,28 @@ function hookOf(http: Http): Hook {
   };
 }
 
-/** A line of `printRoutes({ commonPrefix: false })`: `├── /path (GET, HEAD)`. */
-const ROUTE_LINE = /(\/\S*) \(([A-Z, ]+)\)/;
+/**
+ * A node of `printRoutes({ commonPrefix: false })`'s tree: its indent (four columns a level), the part
+ * of the path it adds to its parent's, and the methods of the route that ends there, if one does:
+ * `│   ├── users (GET, HEAD)` under `└── /api` is `/api` + `users`.
+ */
+const TREE_LINE = /^((?:│ {3}| {4})*)[├└]── (\S+)(?: \(([A-Z, ]+)\))?/;
+
+/** `${method} ${path}` of every route of the app, each path in full. */
+function routesOf(fastify: FastifyInstance): string[] {
+  const routes: string[] = [];
+  const parents: string[] = [];
+  for (const line of fastify.printRoutes({ commonPrefix: false }).split('\n')) {
+    const match = TREE_LINE.exec(line);
+    if (match === null) continue;
+    const depth = match[1]!.length / 4;
+    parents.length = depth;
+    const path = (parents[depth - 1] ?? '') + match[2]!;
+    parents.push(path);
+    for (const method of match[3]?.split(', ') ?? []) routes.push(`${method} ${path}`);
+  }
+  return routes;
+}
 
 /** Warns once the app is ready if it has routes the plugin never saw (ERR_SLUICE_UNLIMITED_ROUTES). */
 function warnOfUnseenRoutes(
@@ -88,14 +108,10 @@ function warnOfUnseenRoutes(
   http: Http,
   done: Done,
 ): void {
-  const unseen: string[] = [];
-  for (const line of fastify.printRoutes({ commonPrefix: false }).split('\n')) {
-    const match = ROUTE_LINE.exec(line);
-    if (match === null) continue;
-    for (const method of match[2]!.split(', ')) {
-      if (!seen.has(`${method} ${match[1]}`)) unseen.push(`${method} ${match[1]}`);
-    }
-  }
+  // A prefixed route on `/` is served at `/api` and `/api/`, with one `onRoute` (for `/api`).
+  const unseen = routesOf(fastify).filter(
+    (route) => !seen.has(route) && !seen.has(route.replace(/(.)\/$/, '$1')),
+  );
   if (unseen.length > 0) {
     const shown = unseen.slice(0, 5).join(', ') + (unseen.length > 5 ? ` and ${unseen.length - 5} more` : '');
     http.warn('ERR_SLUICE_UNLIMITED_ROUTES', `${unseen.length} route(s) (${shown})`);

@@ -316,6 +316,28 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
       expect(await statuses(a, ['/deep', '/deep'])).toEqual([200, 429]);
     });
 
+    // 608b870 read printRoutes' tree line by line: a route under a prefix (`/api/users/:id`, printed as
+    // `/:id` beneath `users`) was named unlimited though the plugin limits it.
+    test('registered at the root, routes under prefixes are not named unlimited; the unlimited ones are, in full', async () => {
+      const a = app();
+      a.get('/before/:id', ok);
+      await a.register(sluice, { limit: 1, window: '1m' });
+      a.get('/', ok);
+      await a.register(
+        async (api) => {
+          api.get('/', ok);
+          api.get('/users', ok);
+          api.get('/users/:id', ok);
+        },
+        { prefix: '/api' },
+      );
+      await a.register(async (deep) => deep.get('/x', ok), { prefix: '/v1/deep' });
+      // One global counter: the second request, on another prefix, is over it.
+      expect(await statuses(a, ['/api/users/7', '/v1/deep/x'])).toEqual([200, 429]);
+      expect(warnings.codes).toEqual(['ERR_SLUICE_UNLIMITED_ROUTES']);
+      expect(warnings.messages[0]).toContain('2 route(s) (GET /before/:id, HEAD /before/:id)');
+    });
+
     test('two registrations in two contexts keep separate counters under the same name', async () => {
       const a = app();
       for (const path of ['/one', '/two']) {
