@@ -4,6 +4,7 @@ import { createLimiter, type Policy, RedisStore } from '@sluice/core';
 import type { Burst, BurstResult } from '@sluice/core/testing';
 import { describeRedis } from '../../../../test/support/redis.js';
 import { algorithmNames } from '../../src/algorithms/index.js';
+import type { BurstMessage } from './burst-child.js';
 import {
   type Backend,
   CLIENT_NAMES,
@@ -55,30 +56,35 @@ const pairs: Array<{ policies: Policy[]; spare: number }> = [
   },
 ];
 
-/** One process per entry of `clients`, each on its client. */
-function startChildren(target: Target, clients: readonly ClientName[]): Promise<ChildProcess[]> {
+/** As many processes as the widest run needs, each ready (loaded) before any burst; kept for every run. */
+function startChildren(count: number): Promise<ChildProcess[]> {
   const launcher = join(__dirname, '../../../../test/support/ts-register.cjs');
   return Promise.all(
-    clients.map(async (client) => {
+    Array.from({ length: count }, async () => {
       const child = fork(launcher, [join(__dirname, 'burst-child.ts')], { stdio: 'inherit' });
       await new Promise<void>((resolve, reject) => {
         child.once('message', () => resolve());
         child.once('exit', (code) => reject(new Error(`burst child exited (${code})`)));
-        child.send({ target, client });
       });
       return child;
     }),
   );
 }
 
-/** Every process fires its burst at once; their results summed. */
-async function fire(children: ChildProcess[], burst: Burst): Promise<BurstResult> {
+/** Every process fires its burst at once, the i-th on `clients[i]`; their results summed. */
+async function fire(
+  children: ChildProcess[],
+  target: Target,
+  clients: readonly ClientName[],
+  burst: Burst,
+): Promise<BurstResult> {
   const results = await Promise.all(
-    children.map(
-      (child) =>
+    clients.map(
+      (client, i) =>
         new Promise<BurstResult>((resolve) => {
+          const child = children[i]!;
           child.once('message', (m: { result: BurstResult }) => resolve(m.result));
-          child.send({ burst });
+          child.send({ target, client, burst } satisfies BurstMessage);
         }),
     ),
   );
@@ -91,6 +97,19 @@ async function fire(children: ChildProcess[], burst: Burst): Promise<BurstResult
 }
 
 describeRedis('RedisStore atomicity under concurrent processes', () => {
+  let children: ChildProcess[] = [];
+  // Each child compiles the sources and loads every client: six at once took over 30 s on a loaded
+  // 2-core machine (CI's Valkey pass, load average 17). Started once, they serve every run below.
+  beforeAll(async () => {
+    children = await startChildren(Math.max(PROCESSES, CLIENT_NAMES.length));
+  }, 120_000);
+
+  afterAll(() => {
+    for (const child of children) {
+      if (child.connected) child.send({ quit: true } satisfies BurstMessage);
+    }
+  });
+
   /** [label, backend, the client of each process] */
   const runs: Array<[string, Backend, ClientName[]]> = [];
   for (const backend of ['standalone', 'cluster'] as const) {
@@ -99,29 +118,22 @@ describeRedis('RedisStore atomicity under concurrent processes', () => {
   }
 
   describe.each(runs)('%s, %s', (_label, backend, clients) => {
-    let children: ChildProcess[] = [];
     let store: RedisStore;
+    let target: Target;
     /** Every call of every process decided by Redis, exactly LIMIT of them allowed. */
     const exact = { allowed: LIMIT, denied: clients.length * CALLS - LIMIT, degraded: 0, errors: [] };
 
-    // Each child compiles the clients module and connects: six of them at once took over 30 s on a
-    // loaded 2-core machine (CI's Valkey pass, load average 17).
     beforeAll(async () => {
       store = new RedisStore({ client: await sharedClient(clients[0]!, backend) });
-      children = await startChildren(await sharedTarget(backend), clients);
-    }, 120_000);
-
-    afterAll(async () => {
-      for (const child of children) {
-        if (child.connected) child.send({ quit: true });
-      }
-      await closeClients();
+      target = await sharedTarget(backend);
     });
+
+    afterAll(closeClients);
 
     test.each(singles.map((p) => [p.algorithm!, p] as const))(
       '%s: exactly the limit is allowed',
       async (_name, policy) => {
-        const total = await fire(children, {
+        const total = await fire(children, target, clients, {
           policies: [policy],
           prefix: uniquePrefix('atomic'),
           subject: 'hot',
@@ -135,7 +147,12 @@ describeRedis('RedisStore atomicity under concurrent processes', () => {
       '%s: all-or-nothing, a denied call charges no policy',
       async (_name, { policies, spare }) => {
         const prefix = uniquePrefix('atomic-pair');
-        const total = await fire(children, { policies, prefix, subject: 'hot', calls: CALLS });
+        const total = await fire(children, target, clients, {
+          policies,
+          prefix,
+          subject: 'hot',
+          calls: CALLS,
+        });
         expect(total).toEqual(exact);
         const seen = await createLimiter({ policies, prefix, store, storeTimeout: '30s' }).peek('hot');
         expect(seen.policies.map((p) => [p.allowed, p.remaining])).toEqual([
