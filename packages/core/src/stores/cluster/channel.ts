@@ -1,10 +1,20 @@
 /**
- * The worker's end of the IPC channel: sends one message per store call and settles the call with the
- * primary's reply, matched by id. One per process, shared by every ClusterStore in it, so the process
- * holds one listener whatever the number of stores.
+ * The worker's end of the IPC channel: sends the store calls of one turn of the event loop as one
+ * message and settles each call with the primary's reply, matched by id. One per process, shared by
+ * every ClusterStore in it, so the process holds one listener whatever the number of stores.
  */
 import type { StoreLimiter } from '../store.js';
-import { describeLimiter, isTagged, type LimiterDef, type Reply, type Request } from './protocol.js';
+import {
+  type Calls,
+  describeLimiter,
+  isTagged,
+  type LimiterDef,
+  type Replies,
+  type Reply,
+  type Request,
+  TAG,
+  TAG_VALUE,
+} from './protocol.js';
 
 /** What a worker remembers of a limiter it has sent calls of. */
 interface LimiterEntry {
@@ -39,6 +49,8 @@ export class Channel {
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** When the timer fires; Infinity when none is armed. */
   private timerAt = Number.POSITIVE_INFINITY;
+  /** Calls of this turn, sent together once it ends. */
+  private outbox: Request[] = [];
 
   constructor(private readonly send: NonNullable<NodeJS.Process['send']>) {
     process.on('message', this.onMessage);
@@ -79,22 +91,43 @@ export class Channel {
     return entry;
   }
 
+  /** Queues a request; the first of a turn schedules the send of them all. */
   private transmit(request: Request): void {
+    if (this.outbox.push(request) === 1) setImmediate(this.flush);
+  }
+
+  /** One message for the calls of the turn: a lone call as itself, several as `Calls`. */
+  private readonly flush = (): void => {
+    const requests = this.outbox;
+    this.outbox = [];
+    const message: Request | Calls =
+      requests.length === 1 ? requests[0]! : { [TAG]: TAG_VALUE, calls: requests };
+    const failAll = (error: Error): void => {
+      for (const request of requests) this.fail(request.id, error);
+    };
     try {
       // With a callback, a failed send reports here rather than as an 'error' event on process.
-      this.send(request, (error: Error | null) => {
-        if (error !== null) this.fail(request.id, error);
+      this.send(message, (error: Error | null) => {
+        if (error !== null) failAll(error);
       });
     } catch (error) {
-      this.fail(request.id, error instanceof Error ? error : new Error(String(error)));
+      failAll(error instanceof Error ? error : new Error(String(error)));
     }
-  }
+  };
 
   /** Every message reaches every listener: the app's own are left to the app. */
   private readonly onMessage = (message: unknown): void => {
     // A request (it has an op) is never a reply, even relayed back by an app that echoes messages.
-    if (!isTagged(message) || 'op' in (message as object)) return;
-    const reply = message as Reply;
+    if (!isTagged(message) || 'op' in (message as object) || 'calls' in (message as object)) return;
+    const { replies } = message as Partial<Replies>;
+    if (Array.isArray(replies)) {
+      for (const reply of replies) this.settle(reply);
+    } else this.settle(message as Reply);
+  };
+
+  /** Settles the call a reply answers, if one still waits for it. */
+  private settle(reply: Reply): void {
+    if (typeof reply !== 'object' || reply === null) return;
     const waiting = this.pending.get(reply.id);
     // Not ours (another store's, or answered after its call was given up): nothing waits for it.
     if (waiting === undefined) return;
@@ -116,7 +149,7 @@ export class Channel {
       const detail = reply.msg === undefined ? '' : `: ${reply.msg}`;
       waiting.reject(new Error(`the cluster primary could not run the call (${reply.err}${detail})`));
     }
-  };
+  }
 
   /** The primary is gone (or the worker is leaving): nothing will answer. */
   private readonly onDisconnect = (): void => {

@@ -7,6 +7,7 @@ import {
   encodeSteps,
   isTagged,
   type Refusal,
+  type Replies,
   type Reply,
   rebuildLimiter,
   TAG,
@@ -106,18 +107,34 @@ class Primary implements ClusterPrimary {
     // A worker that died (or disconnected) with calls still in the pipe waits for no answer: running
     // them would charge for requests nobody serves, and would cache limiters of a worker that is gone.
     if (!isTagged(message) || !worker.isConnected()) return;
-    const request = message as Record<string, unknown>;
+    const { calls } = message as { calls?: unknown };
+    if (!Array.isArray(calls)) {
+      const reply = this.replyTo(worker.id, message);
+      if (reply !== undefined) answer(worker, reply);
+      return;
+    }
+    // The calls of one turn of the worker, in its order; their replies go back in one message.
+    const replies: Reply[] = [];
+    for (const call of calls) {
+      const reply = this.replyTo(worker.id, call);
+      if (reply !== undefined) replies.push(reply);
+    }
+    answer(worker, { [TAG]: TAG_VALUE, replies });
+  };
+
+  /** The reply to one call; undefined when it has no id to answer by. */
+  private replyTo(workerId: number, call: unknown): Reply | undefined {
+    if (typeof call !== 'object' || call === null) return undefined;
+    const request = call as Record<string, unknown>;
     const id = request.id;
-    if (typeof id !== 'number') return;
-    let reply: Reply;
+    if (typeof id !== 'number') return undefined;
     try {
-      reply = this.run(worker.id, id, request);
+      return this.run(workerId, id, request);
     } catch (error) {
       // A store error must not end the primary: the worker's call fails, its onStoreError decides.
-      reply = refusal(id, 'failed', safeMessage(error));
+      return refusal(id, 'failed', safeMessage(error));
     }
-    answer(worker, reply);
-  };
+  }
 
   /** A worker that exited (crashed, killed or restarted) has no call to answer: its limiters go. */
   private readonly onExit = (worker: Worker): void => {
@@ -186,7 +203,7 @@ function refusal(id: number, err: Refusal, msg?: string): Reply {
  * callback, a send on a closed channel reports to it instead of emitting 'error', which nothing
  * handles on a worker object and would end the primary.
  */
-function answer(worker: Worker, reply: Reply): void {
+function answer(worker: Worker, reply: Reply | Replies): void {
   if (!worker.isConnected()) return;
   try {
     worker.send(reply, ignoreSendError);

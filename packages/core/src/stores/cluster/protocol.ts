@@ -67,6 +67,21 @@ export interface Reply {
   readonly msg?: string;
 }
 
+/**
+ * The calls a worker made in one turn of its event loop, sent as one message (one IPC write and one
+ * JSON parse on each side, instead of one per call); answered by one `Replies`.
+ */
+export interface Calls {
+  readonly [TAG]: typeof TAG_VALUE;
+  readonly calls: Request[];
+}
+
+/** Primary to worker: the answers to one `Calls`, in its order. */
+export interface Replies {
+  readonly [TAG]: typeof TAG_VALUE;
+  readonly replies: Reply[];
+}
+
 /** True for a message of Sluice's cluster protocol (either direction). */
 export function isTagged(message: unknown): boolean {
   return (

@@ -20,8 +20,14 @@ export interface Answer {
   error?: string;
 }
 
-/** Messages the app listeners saw, by side: Sluice's never reach them. */
+/** Messages the app listeners saw, by side (Sluice's counted by the calls they carry): Sluice's never reach them. */
 export const seen = { app: 0, sluice: 0 };
+
+/** The calls (or answers) a message of Sluice carries: a worker's calls of one turn travel together. */
+function carried(message: unknown): number {
+  const { calls, replies } = message as { calls?: unknown[]; replies?: unknown[] };
+  return (calls ?? replies)?.length ?? 1;
+}
 
 let asked = 0;
 const waiting = new Map<number, (answer: Answer) => void>();
@@ -32,7 +38,7 @@ function listenInPrimary(): void {
   listening = true;
   cluster.on('message', (_worker, message: unknown) => {
     if (ClusterStore.isMessage(message)) {
-      seen.sluice++;
+      seen.sluice += carried(message);
       return;
     }
     seen.app++;
@@ -62,7 +68,7 @@ export function serve(
 ): void {
   process.on('message', (message: unknown) => {
     if (ClusterStore.isMessage(message)) {
-      seen.sluice++;
+      seen.sluice += carried(message);
       return;
     }
     seen.app++;
