@@ -68,7 +68,7 @@ The limiter:
 
   --json               one JSON object on stdout
 Exit codes: 0 done (inspect: allowed now), 1 inspect: limited or banned now, 2 usage or
-configuration error, 3 store unreachable or failing.`;
+configuration error, 3 store unreachable or failing, 4 unexpected error.`;
 
 export function parseCli(argv: readonly string[]): CliArgs {
   let parsed: ReturnType<typeof parseWith>;

@@ -10,6 +10,8 @@ export const ExitCodes = {
   USAGE: 2,
   /** The store could not be reached or failed: nothing is known, nothing was changed. */
   STORE: 3,
+  /** Anything else (a bug, or the config module's own code threw): the message says what. */
+  UNEXPECTED: 4,
 } as const;
 
 export type ExitCode = (typeof ExitCodes)[keyof typeof ExitCodes];

@@ -63,7 +63,9 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`sluice: ${error.code}: ${error.message}\n`);
       process.exit(ExitCodes.USAGE);
     }
-    process.stderr.write(`sluice: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(ExitCodes.STORE);
+    process.stderr.write(
+      `sluice: unexpected error: ${error instanceof Error ? error.stack : String(error)}\n`,
+    );
+    process.exit(ExitCodes.UNEXPECTED);
   },
 );

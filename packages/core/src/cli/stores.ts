@@ -24,12 +24,16 @@ export interface StoreKind {
 const CONNECT_TIMEOUT_MS = 3000;
 
 /** The optional peer dependency, loaded only when a Redis URL is given. */
-async function loadIoredis(): Promise<typeof import('ioredis')> {
+async function loadIoredis(): Promise<Pick<typeof import('ioredis'), 'Redis' | 'Cluster'>> {
+  let mod: typeof import('ioredis');
   try {
-    return await import('ioredis');
+    mod = await import('ioredis');
   } catch {
     throw usageError('a Redis store needs the ioredis package: npm install ioredis');
   }
+  // Under ESM, ioredis 5.0 has no named exports: the class is the default export, Cluster a static of it.
+  const Redis = mod.Redis ?? mod.default;
+  return { Redis, Cluster: mod.Cluster ?? Redis.Cluster };
 }
 
 /** Redis or Valkey on one server: ioredis speaks to both. */
