@@ -28,7 +28,7 @@ async function send(url) {
  * `"5-per-1s";r=4;t=1` -> `r=4 t=1`: the fields that change from row to row. A concurrency policy has
  * no `t` (a lease ends when its response does): `"2-concurrent";r=0` -> `r=0`.
  */
-export function fields(rateLimit) {
+function fields(rateLimit) {
   const match = /;r=(\d+)(?:;t=(\d+))?/.exec(rateLimit);
   if (match === null) return rateLimit || '-';
   return match[2] === undefined ? `r=${match[1]}` : `r=${match[1]} t=${match[2]}`;
