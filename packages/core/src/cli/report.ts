@@ -1,4 +1,4 @@
-import type { LimiterReport } from './inspect.js';
+import type { LimiterReport } from './commands.js';
 
 /** '1h 2m', '4.5s', '250ms': durations as an operator reads them. */
 export function humanMs(ms: number): string {

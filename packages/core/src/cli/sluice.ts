@@ -7,8 +7,8 @@
 import { SluiceConfigError } from '../errors.js';
 import { parseHttpOptions } from '../http/options.js';
 import { parseCli, USAGE, wantsHelp } from './args.js';
+import { inspect, reset } from './commands.js';
 import { CliError, type ExitCode, ExitCodes } from './exit-codes.js';
-import { inspect, reset } from './inspect.js';
 import { limiterSource } from './limiter-options.js';
 import { inspectText } from './report.js';
 import { subjectOf } from './subject.js';

@@ -1,5 +1,8 @@
-// The module an operator points `sluice --config` at: the very options the app passes its adapter
-// (cli.test.ts builds the app from the same values). ioredis and @sluice/core resolve from packages/core.
+// The module an operator points `sluice --config` at: the options the app passes its adapter
+// (app-options.json, which cli.test.ts builds the app from), on a store of its own.
+// ioredis and @sluice/core resolve from packages/core. storeTimeout 10 s: a cluster client's first
+// call on a loaded test machine can take longer than the default 250 ms.
+import { readFileSync } from 'node:fs';
 import { RedisStore } from '@sluice/core';
 import { Cluster, Redis } from 'ioredis';
 
@@ -9,14 +12,7 @@ const client = nodes
   : new Redis(process.env.SLUICE_CLI_TEST_REDIS);
 
 export default {
+  ...JSON.parse(readFileSync(new URL('./app-options.json', import.meta.url), 'utf8')),
   store: new RedisStore({ client }),
   prefix: process.env.SLUICE_CLI_TEST_PREFIX,
-  name: 'api',
-  subject: ['api-key', 'ip'],
-  credentialSecret: 'app-secret',
-  policies: [
-    { name: 'burst', limit: 3, window: '1m', algorithm: 'token-bucket' },
-    { name: 'hourly', limit: 100, window: '1h' },
-  ],
-  ban: { after: 2, for: '10m' },
 };

@@ -18,6 +18,12 @@ const BIN = join(
   (JSON.parse(readFileSync(join(CORE, 'package.json'), 'utf8')) as { bin: { sluice: string } }).bin.sluice,
 );
 const CONFIG = join(__dirname, 'app-config.mjs');
+/** What app-config.mjs exports, but its store and prefix. */
+const APP_OPTIONS = JSON.parse(
+  readFileSync(join(__dirname, 'app-options.json'), 'utf8'),
+) as HttpOptions<Req> & {
+  policies: unknown[];
+};
 const KEY = 'sk-live-very-secret-42';
 // Each test runs the bin four or five times, a Node start each: slow on a loaded machine.
 jest.setTimeout(120_000);
@@ -48,6 +54,20 @@ function newest(dir: string): number {
       e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs,
     ),
   );
+}
+
+/** The app's limiter (app-options.json) as flags, on the store at `storeUrl`. */
+function limiterFlags(storeUrl: string, prefix: string): string[] {
+  return [
+    '--store',
+    storeUrl,
+    '--prefix',
+    prefix,
+    '--name',
+    'api',
+    '--policies',
+    JSON.stringify(APP_OPTIONS.policies),
+  ];
 }
 
 /** A request as the app's reader sees it: an address and an API key header. */
@@ -95,16 +115,9 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     clients.push(client);
     // The app: the options of app-config.mjs, on a client of its own.
     const options: HttpOptions<Req> = {
+      ...APP_OPTIONS,
       store: new RedisStore({ client }),
       prefix,
-      name: 'api',
-      subject: ['api-key', 'ip'],
-      credentialSecret: 'app-secret',
-      policies: [
-        { name: 'burst', limit: 3, window: '1m', algorithm: 'token-bucket' },
-        { name: 'hourly', limit: 100, window: '1h' },
-      ],
-      ban: { after: 2, for: '10m' },
       validate: false,
     };
     const app: HttpHandler<Req> = createHttpHandler(options, reader);
@@ -156,23 +169,7 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     test('flags instead of a module: --store, the policies, and SLUICE_CREDENTIAL_SECRET find the same key', async () => {
       const { app, prefix, storeUrl } = await setUp(backend);
       for (let i = 0; i < 4; i++) await app.handle({ ip: '203.0.113.10', key: KEY });
-      const flags = [
-        '--store',
-        storeUrl,
-        '--prefix',
-        prefix,
-        '--name',
-        'api',
-        '--policies',
-        JSON.stringify([
-          { name: 'burst', limit: 3, window: '1m', algorithm: 'token-bucket' },
-          { name: 'hourly', limit: 100, window: '1h' },
-        ]),
-        '--ban-after',
-        '2',
-        '--ban-for',
-        '10m',
-      ];
+      const flags = [...limiterFlags(storeUrl, prefix), '--ban-after', '2', '--ban-for', '10m'];
       const secret = { SLUICE_CREDENTIAL_SECRET: 'app-secret' };
       const seen = await sluice(['inspect', '--api-key', KEY, '--json', ...flags], secret);
       expect(seen.code).toBe(1);
@@ -207,17 +204,7 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
       '--ip',
       '198.51.100.4',
       '--json',
-      '--store',
-      storeUrl.replace(/^redis:/, 'valkey:'),
-      '--prefix',
-      prefix,
-      '--name',
-      'api',
-      '--policies',
-      JSON.stringify([
-        { name: 'burst', limit: 3, window: '1m', algorithm: 'token-bucket' },
-        { name: 'hourly', limit: 100, window: '1h' },
-      ]),
+      ...limiterFlags(storeUrl.replace(/^redis:/, 'valkey:'), prefix),
     ]);
     expect(seen.code).toBe(0);
     expect(JSON.parse(seen.stdout).limiters[0].policies[0]).toMatchObject({ name: 'burst', remaining: 1 });

@@ -77,16 +77,7 @@ export async function inspect(
       plan: planName,
       allowed: decision.allowed && ban?.banned !== true,
       retryAfterMs: Math.max(decision.retryAfterMs, ban?.endsInMs ?? 0),
-      policies: decision.policies.map((p) => ({
-        name: p.name,
-        algorithm: p.algorithm,
-        limit: p.limit,
-        windowMs: p.windowMs,
-        remaining: p.remaining,
-        resetMs: p.resetMs,
-        resetAt: new Date(now + p.resetMs).toISOString(),
-        allowed: p.allowed,
-      })),
+      policies: decision.policies.map((p) => ({ ...p, resetAt: new Date(now + p.resetMs).toISOString() })),
       ban,
     });
   }
