@@ -1,9 +1,10 @@
 /**
- * docs/benchmarks.md and docs/charts/bench-*.svg from a run's results (bench/results by default).
- * `node bench/report.mjs [dir]` rebuilds them without measuring.
+ * docs/benchmarks.md, docs/charts/bench-*.svg and the figures other pages quote (docs/stores.md, between
+ * `<!-- bench:NAME -->` marks) from a run's results (bench/results by default).
+ * `node bench/report.mjs [dir]` rebuilds them without measuring; `--check` only says which differ.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT_DIR, readResults, resultsDir } from './lib/common.mjs';
@@ -319,11 +320,84 @@ ${table(['', 'resident (RSS)', 'over bare', 'heap used', 'heap per client'], row
 `;
 }
 
-/** Writes the page and the charts from the results in `dir`; returns the page's path. */
-export function writeReport(dir = resultsDir('full')) {
+/**
+ * Figures quoted outside the benchmark page, each from the results: a page holds one between
+ * `<!-- bench:NAME -->` and `<!-- /bench:NAME -->`, and `writeReport` rewrites it there.
+ */
+const QUOTES = {
+  'cluster-cost': {
+    page: 'docs/stores.md',
+    needs: ['cluster'],
+    text({ cluster }) {
+      const row = (impl) => cluster.rows.find((r) => r.impl === impl);
+      const [sluice, rlf] = [row('sluice'), row('rate-limiter-flexible')];
+      const { workers, inFlight } = cluster.settings;
+      const perSecond = (r) => `${rate(r.decisionsPerSec.median)} decisions a second`;
+      const cpu = (r) => `${fixed(1)(r.primaryUsPerDecision.median)} µs`;
+      return `In the benchmark run (${cluster.date.slice(0, 10)}, [docs/benchmarks.md](benchmarks.md#4-node-cluster-without-redis)), ${workers} workers
+  with ${inFlight} calls in flight each got ${perSecond(sluice)}, at ${cpu(sluice)} of the primary's CPU per
+  decision (rate-limiter-flexible's \`RateLimiterCluster\`, in the same run: ${perSecond(rlf)} at ${cpu(rlf)}).`;
+    },
+  },
+};
+
+/** `text` with the quote NAME between its marks replaced by `figure`; throws when the marks are missing. */
+export function withQuote(text, name, figure) {
+  const pattern = new RegExp(`(<!-- bench:${name} -->)[\\s\\S]*?(<!-- /bench:${name} -->)`);
+  if (!pattern.test(text)) throw new Error(`no <!-- bench:${name} --> marks in the page that quotes it`);
+  return text.replace(pattern, (_, open, close) => `${open}\n  ${figure}\n  ${close}`);
+}
+
+/** Every file the results make, by path from the repository root, with its content. */
+export function renderReport(dir = resultsDir('full')) {
   const results = readResults(dir, [...SUITES, 'environment']);
-  const env = results.environment;
   const charts = {};
+  const files = { 'docs/benchmarks.md': formatted(pageOf(results, charts)) };
+  for (const [name, svg] of Object.entries(charts)) files[`docs/charts/${name}`] = svg;
+  for (const [name, quote] of Object.entries(QUOTES)) {
+    if (quote.needs.some((suite) => results[suite] === undefined)) continue;
+    const page = files[quote.page] ?? readFileSync(join(ROOT_DIR, quote.page), 'utf8');
+    files[quote.page] = withQuote(page, name, quote.text(results));
+  }
+  return files;
+}
+
+/** The page as the repository's formatter lays it out (it owns markdown tables; the page must pass lint). */
+function formatted(markdown) {
+  const biome = join(ROOT_DIR, 'node_modules/.bin/biome');
+  const run = spawnSync(biome, ['format', '--stdin-file-path=docs/benchmarks.md'], {
+    cwd: ROOT_DIR,
+    input: markdown,
+    encoding: 'utf8',
+  });
+  if (run.status !== 0) throw new Error(`biome could not format the page: ${run.stderr}`);
+  return run.stdout;
+}
+
+/** Writes the page, the charts and the quoted figures from the results in `dir`; returns what it wrote. */
+export function writeReport(dir = resultsDir('full')) {
+  const files = renderReport(dir);
+  mkdirSync(join(ROOT_DIR, 'docs/charts'), { recursive: true });
+  for (const [path, content] of Object.entries(files)) writeFileSync(join(ROOT_DIR, path), content);
+  return Object.keys(files);
+}
+
+/** The files that differ from what the results in `dir` make. */
+export function staleReport(dir = resultsDir('full')) {
+  return Object.entries(renderReport(dir))
+    .filter(([path, content]) => {
+      try {
+        return readFileSync(join(ROOT_DIR, path), 'utf8') !== content;
+      } catch {
+        return true;
+      }
+    })
+    .map(([path]) => path);
+}
+
+/** The page's markdown (before formatting); each chart it draws goes to `charts`. */
+function pageOf(results, charts) {
+  const env = results.environment;
   const sections = { core: coreSection, redis: redisSection, http: httpSection, cluster: clusterSection };
   Object.assign(sections, { atomicity: atomicitySection, memory: memorySection });
   const body = Object.entries(sections).flatMap(([suite, section]) =>
@@ -364,14 +438,18 @@ memory) are the steady ones; Redis, cluster and HTTP-over-loopback numbers share
 load generator and move by 10–20% between runs: compare them within one run, not across runs or machines.
 
 ${body.join('\n')}`;
-  mkdirSync(join(ROOT_DIR, 'docs/charts'), { recursive: true });
-  for (const [name, svg] of Object.entries(charts)) writeFileSync(join(ROOT_DIR, 'docs/charts', name), svg);
-  const file = join(ROOT_DIR, 'docs/benchmarks.md');
-  writeFileSync(file, markdown);
-  // The repository's formatter owns the layout of markdown tables; the page must pass `pnpm lint`.
-  spawnSync(join(ROOT_DIR, 'node_modules/.bin/biome'), ['format', '--write', file], { stdio: 'ignore' });
-  return file;
+  return markdown;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href)
-  console.log(`wrote ${writeReport(process.argv[2])}`);
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [dir] = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+  if (process.argv.includes('--check')) {
+    const stale = staleReport(dir);
+    console.log(
+      stale.length === 0
+        ? 'the docs quote bench/results as they are'
+        : `not what the results make: ${stale.join(', ')} (run: node bench/report.mjs)`,
+    );
+    process.exitCode = stale.length === 0 ? 0 : 1;
+  } else console.log(`wrote ${writeReport(dir).join(', ')}`);
+}

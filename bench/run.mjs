@@ -76,7 +76,7 @@ if (SMOKE) {
 }
 console.log(`\n## Targets (${MODE} run${SMOKE ? ': the numbers prove the suites run, nothing more' : ''})\n`);
 console.log(targetsMarkdown(results));
-if (FULL) progress(`wrote ${writeReport(dir)}`);
+if (FULL) progress(`wrote ${writeReport(dir).join(', ')}`);
 progress(
   `${suites.length - failed.length}/${suites.length} suites ran in ${env.totalSeconds.toFixed(0)} s; results in ${dir}`,
 );

@@ -3,9 +3,14 @@
  * a whisker for its min–max over rounds, optional dashed target lines. No chart library.
  */
 
-const WIDTH = 820;
 const LABEL_WIDTH = 330;
+const PLOT_WIDTH = 380;
 const VALUE_WIDTH = 110;
+/**
+ * A bar label's width per character at 11 px, on the wide side of common sans-serif fonts (DejaVu
+ * Sans averages about 6): the label column grows to the longest label, which is never clipped.
+ */
+export const LABEL_CHAR_PX = 6.4;
 const ROW = 20;
 const GROUP_GAP = 26;
 const TOP = 70;
@@ -24,9 +29,13 @@ function xml(text) {
  * @param chart.format {(value: number) => string} the value printed beside each bar
  * @param chart.targets {Array<{ value: number, label: string }>} dashed vertical lines
  */
-export function barChart({ title, subtitle = '', groups, format, targets = [] }) {
-  const plotLeft = LABEL_WIDTH;
-  const plotWidth = WIDTH - LABEL_WIDTH - VALUE_WIDTH;
+export function barChart({ title, subtitle = '', groups: given, format, targets = [] }) {
+  // A group with nothing measured (a cell no peer has) would be a heading over empty space.
+  const groups = given.filter((g) => g.bars.length > 0);
+  const longest = Math.max(0, ...groups.flatMap((g) => g.bars.map((b) => String(b.label).length)));
+  const plotLeft = Math.max(LABEL_WIDTH, Math.ceil(18 + longest * LABEL_CHAR_PX));
+  const plotWidth = PLOT_WIDTH;
+  const width = plotLeft + PLOT_WIDTH + VALUE_WIDTH;
   const all = groups.flatMap((g) => g.bars.flatMap((b) => [b.value, b.max ?? b.value]));
   const top = Math.max(...all.filter(Number.isFinite), ...targets.map((t) => t.value), 1e-9) * 1.05;
   const x = (v) => plotLeft + (Math.max(0, v) / top) * plotWidth;
@@ -79,7 +88,7 @@ export function barChart({ title, subtitle = '', groups, format, targets = [] })
       ([kind, text], i) =>
         `<rect x="${10 + i * 130}" y="${height - 16}" width="10" height="10" fill="${COLORS[kind]}"/><text x="${24 + i * 130}" y="${height - 7}" class="legend">${text}</text>`,
     );
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height + 6}" viewBox="0 0 ${WIDTH} ${height + 6}" font-family="system-ui, -apple-system, Segoe UI, sans-serif">
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height + 6}" viewBox="0 0 ${width} ${height + 6}" font-family="system-ui, -apple-system, Segoe UI, sans-serif">
 <style>
 .title{font-size:16px;font-weight:600;fill:#111827}.subtitle{font-size:11px;fill:#4b5563}
 .group{font-size:13px;font-weight:600;fill:#111827}.label{font-size:11px;fill:#1f2937;text-anchor:end}

@@ -42,4 +42,24 @@ describe('docs/charts', () => {
     expect(renderChart('leaky-bucket', leaky)).toContain('longest wait 9 s');
     expect(leaky).toHaveLength(ARRIVALS.length);
   });
+
+  it("gives each panel a scale of its own: the denied bars' 15 and the line's 25 sit on separate axes", async () => {
+    const svg = renderChart('token-bucket', await simulate(core, 'token-bucket'));
+    const numbers = (value: string) =>
+      [...svg.matchAll(/<text x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]*)<\/text>/g)]
+        .filter((m) => m[3] === value)
+        .map((m) => Number(m[2]));
+    // Vertical lines at the plot's left edge: one axis per panel (the time axis's 4 px tick is no axis).
+    const axes = [...svg.matchAll(/<line x1="84" y1="([\d.]+)" x2="84" y2="([\d.]+)"/g)]
+      .map((m) => [Number(m[1]), Number(m[2])])
+      .filter(([top, bottom]) => bottom! - top! > 20);
+    expect(axes).toHaveLength(2);
+    const [bars, line] = axes.sort((a, b) => a[0]! - b[0]!) as [number[], number[]];
+    const lowest15 = Math.max(...numbers('15'));
+    const top25 = Math.min(...numbers('25'));
+    // Each label beside its own axis (text baselines sit 4 px below the tick), the axes well apart.
+    expect(lowest15 - 4).toBeLessThanOrEqual(bars[1]!);
+    expect(top25 - 4).toBeGreaterThanOrEqual(line[0]!);
+    expect(line[0]! - bars[1]!).toBeGreaterThanOrEqual(40);
+  });
 });

@@ -99,17 +99,26 @@ function summaryLine(algorithm, results) {
   return parts.join(' · ');
 }
 
+/** A vertical axis at `ax` from `top` to `bottom`, with a short tick at each of `ticks`. */
+function axis(ax, top, bottom, ticks) {
+  return [
+    line(ax, top, ax, bottom, COLORS.text, 'stroke-width="1"'),
+    ...ticks.map((ty) => line(ax - 4, ty, ax, ty, COLORS.text)),
+  ];
+}
+
 /** One algorithm's chart: per-second admitted and denied bars over the trace, and the measure the limit bounds. */
 export function renderChart(algorithm, results) {
   const width = 820;
-  const height = 440;
+  const height = 455;
   const left = 84;
   const plot = 720;
   const x = (ms) => left + (ms / HORIZON_MS) * plot;
   const barScale = 5; // px per request
   const base = 165; // the bars' baseline: admitted above, denied below
-  const lineTop = 285;
-  const lineBottom = 385;
+  // Well below the denied bars' deepest tick (base + 75): the two panels' scales must not read as one.
+  const lineTop = 300;
+  const lineBottom = 400;
   const lineMax = 25;
   const y = (count) => lineBottom - (count / lineMax) * (lineBottom - lineTop);
   const label = (ly, content, color, anchor = 'end') =>
@@ -164,6 +173,15 @@ export function renderChart(algorithm, results) {
   out.push(label(base + 27, 'denied', COLORS.denied));
   out.push(label(base + 40, 'per second', COLORS.muted));
   out.push(label(base + 15 * barScale + 4, '15', COLORS.muted));
+  // Each panel's own scale: an axis line with ticks, so that no number reads as the other panel's.
+  out.push(
+    ...axis(
+      left,
+      base - 15 * barScale,
+      base + 15 * barScale,
+      [-15, 0, 15].map((c) => base + c * barScale),
+    ),
+  );
 
   // Panel 2: the measure the limit bounds, against the limit.
   out.push(line(left, lineBottom, left + plot, lineBottom, COLORS.text, 'stroke-width="1"'));
@@ -182,6 +200,7 @@ export function renderChart(algorithm, results) {
   out.push(`<polyline fill="none" stroke="${COLORS.line}" stroke-width="2" points="${points.join(' ')}"/>`);
   out.push(label(lineTop + 4, String(lineMax), COLORS.muted));
   out.push(label(lineBottom + 4, '0', COLORS.muted));
+  out.push(...axis(left, lineTop, lineBottom, [lineTop, lineBottom]));
   out.push(text(left + 4, lineTop - 6, measureLabel(algorithm), `font-size="11" fill="${COLORS.line}"`));
 
   // Time axis.

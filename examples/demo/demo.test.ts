@@ -36,5 +36,21 @@ describe('examples/demo (pnpm demo)', () => {
     for (const framework of counts('leaky-bucket'))
       expect(framework).toMatchObject({ allowed: 5, denied: 2 });
     for (const framework of counts('concurrency')) expect(framework).toMatchObject({ allowed: 3, denied: 2 });
+
+    // Every row of every table lines up with its header: the '│' separators, and the summary's columns.
+    const lines = output.split('\n');
+    const bars = (line: string) => [...line].flatMap((ch, i) => (ch === '│' ? [i] : []));
+    const headers = lines.filter((l) => l.startsWith('  req '));
+    expect(headers).toHaveLength(SCENARIOS.length);
+    for (const line of lines.filter((l) => l.includes('│'))) expect(bars(line)).toEqual(bars(headers[0]!));
+    // The concurrency rows show r= alone (no t=), not the whole field.
+    expect(output).not.toContain('"2-concurrent";r=');
+    const summaryHeader = lines.find((l) => l.startsWith('  algorithm '))!;
+    const allowedAt = summaryHeader.indexOf('allowed');
+    for (const { algorithm } of SCENARIOS) {
+      const line = lines.find((l) => l.startsWith(`  ${algorithm} `) && l.includes(' | '))!;
+      expect(line.slice(allowedAt - 2, allowedAt)).toBe('  ');
+      expect(line.slice(allowedAt)).toMatch(/^\d+ \| \d+ /);
+    }
   });
 });

@@ -24,10 +24,14 @@ async function send(url) {
   };
 }
 
-/** `"5-per-1s";r=4;t=1` -> `r=4 t=1`: the fields that change from row to row. */
+/**
+ * `"5-per-1s";r=4;t=1` -> `r=4 t=1`: the fields that change from row to row. A concurrency policy has
+ * no `t` (a lease ends when its response does): `"2-concurrent";r=0` -> `r=0`.
+ */
 function fields(rateLimit) {
-  const match = /;r=(\d+);t=(\d+)/.exec(rateLimit);
-  return match ? `r=${match[1]} t=${match[2]}` : rateLimit || '-';
+  const match = /;r=(\d+)(?:;t=(\d+))?/.exec(rateLimit);
+  if (match === null) return rateLimit || '-';
+  return match[2] === undefined ? `r=${match[1]}` : `r=${match[1]} t=${match[2]}`;
 }
 
 /** Waits until early in a whole second, so a burst does not straddle a window boundary. */
@@ -165,15 +169,17 @@ export async function runDemo({ write, color = false, scenarios }) {
     }
 
     write(`\n${c.bold('Summary')}  (Express | Fastify)\n`);
+    // As wide as the longest policy (the concurrency one is 42 characters), two spaces apart.
+    const policyWidth = Math.max('policy'.length, ...summary.map((s) => s.policy.length)) + 2;
     write(
       c.dim(
-        `  ${'algorithm'.padEnd(15)}${'policy'.padEnd(22)}${'allowed'.padEnd(10)}${'denied'.padEnd(10)}first Retry-After\n`,
+        `  ${'algorithm'.padEnd(15)}${'policy'.padEnd(policyWidth)}${'allowed'.padEnd(10)}${'denied'.padEnd(10)}first Retry-After\n`,
       ),
     );
     for (const s of summary) {
       const pair = (key) => `${s.express[key]} | ${s.fastify[key]}`;
       write(
-        `  ${s.algorithm.padEnd(15)}${s.policy.padEnd(22)}${pair('allowed').padEnd(10)}${pair('denied').padEnd(10)}${pair('retryAfter')}\n`,
+        `  ${s.algorithm.padEnd(15)}${s.policy.padEnd(policyWidth)}${pair('allowed').padEnd(10)}${pair('denied').padEnd(10)}${pair('retryAfter')}\n`,
       );
     }
     const agree = summary.every(

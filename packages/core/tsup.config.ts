@@ -5,6 +5,7 @@ export default defineConfig({
     index: 'src/index.ts',
     'testing/index': 'src/testing/index.ts',
     'otel/index': 'src/otel/index.ts',
+    'cli/sluice': 'src/cli/sluice.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

@@ -170,8 +170,29 @@ async function pack(name, into) {
     .find((line) => line.endsWith('.tgz'));
   record(`pack @sluice/${name}`, code === 0 && tarball !== undefined, output);
   if (code !== 0 || tarball === undefined) return undefined;
-  const manifest = await run('tar', ['-xzOf', tarball, 'package/package.json']);
-  return { name, tarball, manifest: JSON.parse(manifest.output) };
+  const manifest = JSON.parse((await run('tar', ['-xzOf', tarball, 'package/package.json'])).output);
+  await shipsWhatUsersRead(name, tarball, manifest);
+  return { name, tarball, manifest };
+}
+
+/**
+ * What a user reads on the registry page and in node_modules: README and LICENSE in the tarball, a
+ * license and keywords in the manifest. `repository` and `homepage` are left out on purpose until the
+ * repository has a public address (publishing with provenance needs repository.url to be that address).
+ */
+async function shipsWhatUsersRead(name, tarball, manifest) {
+  const files = (await run('tar', ['-tzf', tarball])).output.split('\n');
+  const missing = ['package/README.md', 'package/LICENSE'].filter((f) => !files.includes(f));
+  if (manifest.license !== 'MIT') missing.push('license: MIT');
+  if (!Array.isArray(manifest.keywords) || manifest.keywords.length === 0) missing.push('keywords');
+  for (const [bin, path] of Object.entries(manifest.bin ?? {})) {
+    if (!files.includes(`package/${path.replace(/^\.\//, '')}`)) missing.push(`bin ${bin}: ${path}`);
+  }
+  record(
+    `@sluice/${name} ships README.md, LICENSE, license and keywords`,
+    missing.length === 0,
+    `missing: ${missing.join(', ')}`,
+  );
 }
 
 /** A consumer project in `dir`: the app and TypeScript sources, the tarballs and one end of the peers. */
@@ -203,6 +224,7 @@ async function loads(end, dir, redisUrl) {
     env,
   });
   await checks(`${end} (Node ${process.version}): ESM import`, 'node', ['app/esm.mjs'], { cwd: dir, env });
+  await operatorCommand(end, dir, redisUrl);
 }
 
 async function consumer(end, dir, peers, redisUrl) {
@@ -250,6 +272,33 @@ async function loadsOnly(work) {
   } finally {
     redis?.stop();
   }
+}
+
+/** The `sluice` bin as npm installs it from core's tarball: it runs, and reads a store through the ioredis installed beside it. */
+async function operatorCommand(end, dir, redisUrl) {
+  const sluice = join(dir, 'node_modules', '.bin', 'sluice');
+  await step(`${end}: npx sluice --help`, sluice, ['--help'], { cwd: dir });
+  if (redisUrl === undefined) return;
+  const args = [
+    'inspect',
+    '--ip',
+    '203.0.113.7',
+    '--store',
+    redisUrl,
+    '--limit',
+    '5',
+    '--window',
+    '1m',
+    '--json',
+  ];
+  const { code, output } = await run(sluice, args, { cwd: dir });
+  let allowed;
+  try {
+    allowed = JSON.parse(output).limiters[0].policies[0].remaining === 5;
+  } catch {
+    allowed = false;
+  }
+  record(`${end}: sluice inspect on Redis answers (exit ${code})`, code === 0 && allowed, output);
 }
 
 async function main() {

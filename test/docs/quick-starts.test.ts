@@ -32,12 +32,20 @@ interface QuickStart {
   path: string;
   /** The most a client may be admitted there within `ms` of its first request. */
   most(ms: number): number;
+  /** A route under the plugin's global limit, and that limit: the global limit must cover some route. */
+  global?: { path: string; limit: number };
 }
 
 const QUICK_STARTS: QuickStart[] = [
   { adapter: 'express', method: 'POST', path: '/login', most: () => 5 },
   // A token bucket: 20 at once, then 10 a second.
-  { adapter: 'fastify', method: 'GET', path: '/search', most: (ms) => 20 + Math.ceil(ms / 100) },
+  {
+    adapter: 'fastify',
+    method: 'GET',
+    path: '/search',
+    most: (ms) => 20 + Math.ceil(ms / 100),
+    global: { path: '/', limit: 100 },
+  },
   { adapter: 'hono', method: 'POST', path: '/login', most: () => 5 },
   { adapter: 'koa', method: 'GET', path: '/', most: () => 100 },
   { adapter: 'nestjs', method: 'GET', path: '/login', most: () => 5 },
@@ -84,7 +92,7 @@ describeNetns('README quick starts, as written, against a client rotating X-Forw
     rmSync(dir, { recursive: true, force: true });
   });
 
-  describe.each(QUICK_STARTS)('$adapter', ({ adapter, method, path, most }) => {
+  describe.each(QUICK_STARTS)('$adapter', ({ adapter, method, path, most, global }) => {
     let app: App | undefined;
 
     beforeAll(async () => {
@@ -122,5 +130,17 @@ describeNetns('README quick starts, as written, against a client rotating X-Forw
       const other = await send(lab!, { url: PROXIED + path, method, count: 1, from: CLIENTS[2] });
       expect(other.statuses).toEqual({ 200: 1 });
     });
+
+    if (global !== undefined) {
+      test(`the global limit covers ${global.path}: ${global.limit} a client, then 429`, async () => {
+        await awayFromMinuteEnd();
+        const sent = await send(lab!, {
+          url: DIRECT + global.path,
+          count: global.limit + 5,
+          from: CLIENTS[2],
+        });
+        expect(sent.statuses).toEqual({ 200: global.limit, 429: 5 });
+      });
+    }
   });
 });

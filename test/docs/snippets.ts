@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The root of the repository. */
@@ -22,13 +22,16 @@ const PRELUDES: Record<string, string> = {
   'redis-client': "import { Redis } from 'ioredis';\nconst log = { warn: console.warn };\n",
 };
 
-/** Every fenced JavaScript or TypeScript block of README.md and docs/*.md. */
+/** Every fenced JavaScript or TypeScript block of README.md, docs/*.md and the packages' READMEs (in their tarballs). */
 export function snippets(): Snippet[] {
   const files = [
     'README.md',
     ...readdirSync(join(ROOT, 'docs'))
       .filter((f) => f.endsWith('.md'))
       .map((f) => `docs/${f}`),
+    ...readdirSync(join(ROOT, 'packages'))
+      .map((p) => `packages/${p}/README.md`)
+      .filter((f) => existsSync(join(ROOT, f))),
   ];
   const found: Snippet[] = [];
   for (const file of files) {

@@ -303,8 +303,9 @@ describe.each(frameworks)('%s: global and per-route limits', (_, makeApp: MakeAp
       });
       expect(await statuses(a, ['/child', '/child'])).toEqual([200, 429]);
       expect(await statuses(a, ['/root', '/root', '/sibling', '/sibling'])).toEqual([200, 200, 200, 200]);
-      // The routes outside its context are named, as they should be.
+      // The routes outside its context are named, as they should be, and the fix shows the awaited register.
       expect(warnings.codes).toEqual(['ERR_SLUICE_UNLIMITED_ROUTES']);
+      expect(warnings.messages[0]).toContain('await app.register(sluice, { ... }) before app.get(...)');
     });
 
     test('registered at the root, it limits the routes of child contexts too', async () => {

@@ -48,7 +48,7 @@ const MESSAGES: Record<WarningCode, (limiter: string, detail: string) => string>
   ERR_SLUICE_ON_DECISION_FAILED: (l, detail) =>
     `Limiter "${l}": an asynchronous onDecision failed (${detail}); later failures are not reported. The decisions stand. Fix: catch errors inside onDecision.`,
   ERR_SLUICE_UNLIMITED_ROUTES: (l, detail) =>
-    `Limiter "${l}" never saw ${detail}, declared before the plugin or outside its scope: they are not limited. Fix: register the plugin first, in the scope of the routes.`,
+    `Limiter "${l}" never saw ${detail}, declared before the plugin or outside its scope: they are not limited. Fix: register the plugin first and await it, in the scope of the routes: await app.register(sluice, { ... }) before app.get(...); without await, routes declared right after it are added before the plugin runs.`,
   ERR_SLUICE_UNLIMITED_CONTEXT: (l, detail) =>
     `Limiter "${l}" guards ${detail}, which carries no HTTP request and response to limit by: it is let through, unlimited. Fix: limit it where it enters (the transport's own limits, or the HTTP route), or for GraphQL over Fastify give the driver context: (req, reply) => ({ req, reply }); @SkipRateLimit() on it says it is meant to be unlimited and silences this warning.`,
   ERR_SLUICE_HANDLER_NO_ANSWER: (l) =>

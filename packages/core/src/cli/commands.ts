@@ -1,0 +1,126 @@
+import type { Decision } from '../decision.js';
+import { Ban } from '../http/ban.js';
+import type { HttpConfig } from '../http/options.js';
+import type { Limiter } from '../limiter.js';
+import { CliError, ExitCodes } from './exit-codes.js';
+
+/** One policy of one limiter, as the operator reads it. */
+export interface PolicyReport {
+  readonly name: string;
+  readonly algorithm: string;
+  readonly limit: number;
+  readonly windowMs: number;
+  /** What a request of cost 1 would leave (the limiter's peek). */
+  readonly remaining: number;
+  /** Until the policy is back to full quota, and when that is. */
+  readonly resetMs: number;
+  readonly resetAt: string;
+  /** Whether a request of cost 1 would pass this policy now. */
+  readonly allowed: boolean;
+}
+
+export interface BanReport {
+  readonly banned: boolean;
+  /** Until the ban ends (0 when not banned), and when that is (null when not banned). */
+  readonly endsInMs: number;
+  readonly endsAt: string | null;
+}
+
+export interface LimiterReport {
+  readonly limiter: string;
+  /** The plan, when the app's options have plans. */
+  readonly plan: string | undefined;
+  readonly allowed: boolean;
+  readonly retryAfterMs: number;
+  readonly policies: readonly PolicyReport[];
+  /** null when the options have no ban (`reset` lifts any ban all the same). */
+  readonly ban: BanReport | null;
+}
+
+/** The limiters the options make: the one, or one per plan (`plan` picks one). */
+export function limitersOf(
+  config: HttpConfig<unknown, unknown>,
+  plan: string | undefined,
+): [string | undefined, Limiter][] {
+  if (config.plans === undefined) {
+    if (plan !== undefined) throw new CliError('--plan: the options have no plans', ExitCodes.USAGE);
+    return [[undefined, config.limiter]];
+  }
+  const all = [...config.plans.limiters];
+  if (plan === undefined) return all;
+  const chosen = all.filter(([name]) => name === plan);
+  if (chosen.length === 0) {
+    throw new CliError(
+      `--plan: no plan '${plan}'; the plans are ${all.map(([n]) => n).join(', ')}`,
+      ExitCodes.USAGE,
+    );
+  }
+  return chosen;
+}
+
+/** Peeks every policy and the ban: charges nothing, changes nothing. */
+export async function inspect(
+  config: HttpConfig<unknown, unknown>,
+  subject: string,
+  plan: string | undefined,
+): Promise<LimiterReport[]> {
+  const now = Date.now();
+  const reports: LimiterReport[] = [];
+  for (const [planName, limiter] of limitersOf(config, plan)) {
+    const decision = checked(await limiter.peek(subject));
+    const ban =
+      config.ban === undefined
+        ? null
+        : banReport(checked(await new Ban(config.ban, limiter, config.store).check(subject)), now);
+    reports.push({
+      limiter: limiter.name,
+      plan: planName,
+      allowed: decision.allowed && ban?.banned !== true,
+      retryAfterMs: Math.max(decision.retryAfterMs, ban?.endsInMs ?? 0),
+      policies: decision.policies.map((p) => ({ ...p, resetAt: new Date(now + p.resetMs).toISOString() })),
+      ban,
+    });
+  }
+  return reports;
+}
+
+/** Forgets the subject under every limiter the options make; its ban goes with it (limiter.reset). */
+export async function reset(
+  config: HttpConfig<unknown, unknown>,
+  subject: string,
+  plan: string | undefined,
+): Promise<string[]> {
+  const limiters = limitersOf(config, plan);
+  // The ban's own limiters join the limiter's reset when a Ban is made for it, as the app's handler does.
+  if (config.ban !== undefined)
+    for (const [, limiter] of limiters) new Ban(config.ban, limiter, config.store);
+  try {
+    await Promise.all(limiters.map(([, limiter]) => limiter.reset(subject)));
+  } catch (error) {
+    throw new CliError(
+      `the store failed: ${(error as Error).message}; nothing is known to be reset`,
+      ExitCodes.STORE,
+    );
+  }
+  return limiters.map(([, limiter]) => limiter.name);
+}
+
+function banReport(check: Decision, now: number): BanReport {
+  const banned = Ban.banned(check);
+  return {
+    banned,
+    endsInMs: banned ? check.retryAfterMs : 0,
+    endsAt: banned ? new Date(now + check.retryAfterMs).toISOString() : null,
+  };
+}
+
+/** A decision the store did not make (it failed, and a fallback decided) tells the operator nothing. */
+function checked(decision: Decision): Decision {
+  if (decision.reason === 'store-error' || decision.degraded === true) {
+    throw new CliError(
+      'the store failed to answer (see the warning above); nothing is known',
+      ExitCodes.STORE,
+    );
+  }
+  return decision;
+}

@@ -1,0 +1,60 @@
+import type { LimiterReport } from './commands.js';
+
+/** '1h 2m', '4.5s', '250ms': durations as an operator reads them. */
+export function humanMs(ms: number): string {
+  if (!Number.isFinite(ms)) return 'never';
+  if (ms < 1000) return `${Math.ceil(ms)}ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)}s`;
+  const parts: string[] = [];
+  let left = Math.ceil(ms / 1000);
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3600],
+    ['m', 60],
+    ['s', 1],
+  ] as const) {
+    const n = Math.floor(left / size);
+    left -= n * size;
+    if (n > 0) parts.push(`${n}${unit}`);
+  }
+  return parts.slice(0, 2).join(' ');
+}
+
+/** Left-aligned columns, two spaces apart. */
+function table(rows: readonly (readonly string[])[]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+export function inspectText(subject: string, storeLabel: string, reports: readonly LimiterReport[]): string {
+  const blocks = reports.map((r) => {
+    const title = `limiter "${r.limiter}"${r.plan === undefined ? '' : ` (plan ${r.plan})`}: ${r.allowed ? 'allowed now' : `LIMITED, retry in ${humanMs(r.retryAfterMs)}`}`;
+    const rows = [
+      ['policy', 'algorithm', 'limit', 'window', 'remaining', 'resets in', 'resets at'],
+      ...r.policies.map((p) => [
+        p.name,
+        p.algorithm,
+        String(p.limit),
+        humanMs(p.windowMs),
+        p.allowed ? String(p.remaining) : `${p.remaining} (denied)`,
+        humanMs(p.resetMs),
+        p.resetAt,
+      ]),
+    ];
+    const ban =
+      r.ban === null
+        ? 'ban: none configured'
+        : r.ban.banned
+          ? `ban: BANNED for ${humanMs(r.ban.endsInMs)} (until ${r.ban.endsAt})`
+          : 'ban: not banned';
+    return `${title}\n${table(rows)}\n${ban}`;
+  });
+  return `subject ${subject} on ${storeLabel}\n\n${blocks.join('\n\n')}`;
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+/**
+ * `sluice inspect|reset`: a subject's limits as the app sees them, from outside the app. It parses the
+ * app's own options with the app's own code (parseHttpOptions, the subject resolver, the key and hash
+ * functions), so it reads and resets exactly the keys the app writes. See docs/operator.md.
+ */
+import { SluiceConfigError } from '../errors.js';
+import { parseHttpOptions } from '../http/options.js';
+import { parseCli, USAGE, wantsHelp } from './args.js';
+import { inspect, reset } from './commands.js';
+import { CliError, type ExitCode, ExitCodes } from './exit-codes.js';
+import { limiterSource } from './limiter-options.js';
+import { inspectText } from './report.js';
+import { subjectOf } from './subject.js';
+
+async function main(argv: readonly string[]): Promise<ExitCode> {
+  if (wantsHelp(argv)) {
+    process.stdout.write(`${USAGE}\n`);
+    return argv.length === 0 ? ExitCodes.USAGE : ExitCodes.OK;
+  }
+  const args = parseCli(argv);
+  const source = await limiterSource(args);
+  try {
+    // The app's warnings are for the app: the operator's run answers for itself.
+    const config = parseHttpOptions({ ...source.options, validate: false });
+    const subject = await subjectOf(args.who, config);
+    if (args.command === 'reset') {
+      const limiters = await reset(config, subject, args.plan);
+      const ban = config.ban === undefined ? 'no ban options given, so a ban stays' : 'its ban lifted too';
+      const names = limiters.map((l) => `"${l}"`).join(', ');
+      write(
+        args.json,
+        { command: 'reset', subject, limiters, banLifted: config.ban !== undefined },
+        `reset ${subject} under ${names} on ${source.storeLabel} (${ban})`,
+      );
+      return ExitCodes.OK;
+    }
+    const reports = await inspect(config, subject, args.plan);
+    const allowed = reports.every((r) => r.allowed);
+    write(
+      args.json,
+      { command: 'inspect', subject, allowed, limiters: reports },
+      inspectText(subject, source.storeLabel, reports),
+    );
+    return allowed ? ExitCodes.OK : ExitCodes.LIMITED;
+  } finally {
+    await source.opened?.close();
+  }
+}
+
+function write(json: boolean, value: unknown, text: string): void {
+  process.stdout.write(`${json ? JSON.stringify(value) : text}\n`);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof CliError) {
+      process.stderr.write(`sluice: ${error.message}\n`);
+      process.exit(error.exitCode);
+    }
+    if (error instanceof SluiceConfigError) {
+      process.stderr.write(`sluice: ${error.code}: ${error.message}\n`);
+      process.exit(ExitCodes.USAGE);
+    }
+    process.stderr.write(
+      `sluice: unexpected error: ${error instanceof Error ? error.stack : String(error)}\n`,
+    );
+    process.exit(ExitCodes.UNEXPECTED);
+  },
+);

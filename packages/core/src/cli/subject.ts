@@ -1,0 +1,51 @@
+import type { HttpConfig } from '../http/options.js';
+import { SubjectResolver } from '../http/subject.js';
+import type { RequestReader, SubjectSource } from '../http/types.js';
+import type { Who } from './args.js';
+import { usageError } from './exit-codes.js';
+
+/** A request that carries only what the operator gave: an address, an API key or a token. */
+interface Given {
+  readonly ip: string | undefined;
+  readonly headers: ReadonlyMap<string, string>;
+  readonly query: ReadonlyMap<string, string>;
+}
+
+const reader: RequestReader<Given> = {
+  ip: (req) => req.ip,
+  header: (req, name) => req.headers.get(name),
+  query: (req, name) => req.query.get(name),
+};
+
+/**
+ * The subject the app's limiter counts `who` under. Addresses, keys and tokens go through the app's
+ * own resolver (its ipv6Subnet, apiKey, verify and credentialSecret), so the key found is the app's.
+ */
+export async function subjectOf(who: Who, config: HttpConfig<unknown, unknown>): Promise<string> {
+  if (who.kind === 'subject') return who.value;
+  if (who.kind === 'id') return `id:${who.value}`;
+  const { apiKeyHeader, apiKeyQuery } = config.subject;
+  const headers = new Map<string, string>();
+  const query = new Map<string, string>();
+  let source: SubjectSource<Given> = 'ip';
+  if (who.kind === 'api-key') {
+    source = 'api-key';
+    if (apiKeyHeader !== undefined) headers.set(apiKeyHeader, who.value);
+    else if (apiKeyQuery !== undefined) query.set(apiKeyQuery, who.value);
+  } else if (who.kind === 'token') {
+    source = 'token';
+    headers.set('authorization', `Bearer ${who.value}`);
+  }
+  const resolver = new SubjectResolver<Given>({ ...config.subject, sources: [source] }, reader);
+  const ip = who.kind === 'ip' ? who.value : undefined;
+  // Only the given source is tried, so falling back to the address means the value was refused.
+  const { subject } = await resolver.resolve({ ip, headers, query });
+  if (who.kind !== 'ip' && subject.startsWith('ip:')) {
+    throw usageError(
+      who.kind === 'token'
+        ? '--token: not a bearer token the app would read (token68 characters only)'
+        : `--api-key: the app's verify refused this key (returned null), so it has no limit of its own`,
+    );
+  }
+  return subject;
+}

@@ -1,0 +1,255 @@
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { createHttpHandler, type HttpHandler, type HttpOptions, RedisStore } from '@sluice/core';
+import { Cluster, Redis } from 'ioredis';
+import { describeRedis, formatNodes, sharedCluster, sharedRedis } from '../../../../test/support/redis.js';
+import { uniquePrefix } from '../redis/clients.js';
+
+/**
+ * The `sluice` bin (package.json `bin`, the built file a user runs) against a real app's keys: an app
+ * made with createHttpHandler charges and bans a client on Redis and on a Redis Cluster, and the
+ * command, a child process, must find that client from what an operator has (the raw API key, an
+ * address), report what the app would decide, and lift it so that the app lets it through.
+ */
+const CORE = join(__dirname, '../..');
+const BIN = join(
+  CORE,
+  (JSON.parse(readFileSync(join(CORE, 'package.json'), 'utf8')) as { bin: { sluice: string } }).bin.sluice,
+);
+const CONFIG = join(__dirname, 'app-config.mjs');
+/** What app-config.mjs exports, but its store and prefix. */
+const APP_OPTIONS = JSON.parse(
+  readFileSync(join(__dirname, 'app-options.json'), 'utf8'),
+) as HttpOptions<Req> & {
+  policies: unknown[];
+};
+const KEY = 'sk-live-very-secret-42';
+// Each test runs the bin four or five times, a Node start each: slow on a loaded machine.
+jest.setTimeout(120_000);
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function sluice(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { ...process.env, ...env }, timeout: 20_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error === null ? 0 : Number(error.code ?? -1), stdout, stderr });
+      },
+    );
+  });
+}
+
+/** The newest modification time under a directory: a stale build would test old code. */
+function newest(dir: string): number {
+  return Math.max(
+    ...readdirSync(dir, { withFileTypes: true }).map((e) =>
+      e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs,
+    ),
+  );
+}
+
+/** The app's limiter (app-options.json) as flags, on the store at `storeUrl`. */
+function limiterFlags(storeUrl: string, prefix: string): string[] {
+  return [
+    '--store',
+    storeUrl,
+    '--prefix',
+    prefix,
+    '--name',
+    'api',
+    '--policies',
+    JSON.stringify(APP_OPTIONS.policies),
+  ];
+}
+
+/** A request as the app's reader sees it: an address and an API key header. */
+interface Req {
+  ip: string;
+  key?: string;
+}
+const reader = {
+  ip: (req: Req) => req.ip,
+  header: (req: Req, name: string) => (name === 'x-api-key' ? req.key : undefined),
+  query: () => undefined,
+};
+
+const backends = [
+  ['Redis', 'standalone'],
+  ['Redis Cluster', 'cluster'],
+] as const;
+
+describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
+  const clients: Array<Redis | Cluster> = [];
+
+  beforeAll(() => {
+    expect(statSync(BIN).mtimeMs).toBeGreaterThanOrEqual(newest(join(CORE, 'src')) - 1);
+  });
+  afterAll(() => Promise.all(clients.map((c) => c.quit())));
+
+  async function setUp(backend: 'standalone' | 'cluster') {
+    const prefix = uniquePrefix('cli');
+    let client: Redis | Cluster;
+    let storeUrl: string;
+    let env: Record<string, string>;
+    if (backend === 'standalone') {
+      const url = await sharedRedis();
+      client = new Redis(url);
+      storeUrl = url;
+      env = { SLUICE_CLI_TEST_REDIS: url, SLUICE_CLI_TEST_PREFIX: prefix };
+    } else {
+      const nodes = formatNodes(await sharedCluster());
+      client = new Cluster(
+        nodes.split(',').map((n) => ({ host: n.split(':')[0]!, port: Number(n.split(':')[1]) })),
+      );
+      storeUrl = `redis-cluster://${nodes}`;
+      env = { SLUICE_CLI_TEST_CLUSTER: nodes, SLUICE_CLI_TEST_PREFIX: prefix };
+    }
+    clients.push(client);
+    // The app: the options of app-config.mjs, on a client of its own.
+    const options: HttpOptions<Req> = {
+      ...APP_OPTIONS,
+      store: new RedisStore({ client }),
+      prefix,
+      validate: false,
+    };
+    const app: HttpHandler<Req> = createHttpHandler(options, reader);
+    return { app, prefix, storeUrl, env };
+  }
+
+  describe.each(backends)('%s', (_label, backend) => {
+    test('--config: finds the banned API key the app hashed, reports it (exit 1), resets it (exit 0), and the app lets it through', async () => {
+      const { app, env } = await setUp(backend);
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) statuses.push((await app.handle({ ip: '203.0.113.9', key: KEY })).status);
+      expect(statuses).toEqual([0, 0, 0, 429, 429, 403]);
+
+      const before = await sluice(['inspect', '--config', CONFIG, '--api-key', KEY, '--json'], env);
+      expect(before.code).toBe(1);
+      const report = JSON.parse(before.stdout);
+      expect(report.subject).toBe(await app.subjectOf({ ip: '203.0.113.9', key: KEY }));
+      expect(report.allowed).toBe(false);
+      const [limiter] = report.limiters;
+      expect(limiter.limiter).toBe('api');
+      expect(limiter.policies.map((p: { name: string; remaining: number }) => [p.name, p.remaining])).toEqual(
+        [
+          ['burst', 0],
+          ['hourly', 97],
+        ],
+      );
+      expect(limiter.ban.banned).toBe(true);
+      expect(limiter.ban.endsInMs).toBeGreaterThan(9 * 60_000);
+      expect(limiter.ban.endsInMs).toBeLessThanOrEqual(10 * 60_000);
+      // The raw key never leaves the process: it is hashed as the app hashes it.
+      expect(before.stdout + before.stderr).not.toContain(KEY);
+
+      const text = await sluice(['inspect', '--config', CONFIG, '--api-key', KEY], env);
+      expect(text.code).toBe(1);
+      expect(text.stdout).toMatch(/limiter "api": LIMITED, retry in (9m \d+s|10m)/);
+      expect(text.stdout).toMatch(/^burst +token-bucket +3 +1m +0 \(denied\)/m);
+      expect(text.stdout).toMatch(/^ban: BANNED for /m);
+
+      const reset = await sluice(['reset', '--config', CONFIG, '--api-key', KEY, '--json'], env);
+      expect(reset.code).toBe(0);
+      expect(JSON.parse(reset.stdout)).toMatchObject({ command: 'reset', limiters: ['api'] });
+
+      const after = await sluice(['inspect', '--config', CONFIG, '--api-key', KEY, '--json'], env);
+      expect(after.code).toBe(0);
+      expect(JSON.parse(after.stdout).limiters[0]).toMatchObject({ allowed: true, ban: { banned: false } });
+      expect((await app.handle({ ip: '203.0.113.9', key: KEY })).status).toBe(0);
+    });
+
+    test('flags instead of a module: --store, the policies, and SLUICE_CREDENTIAL_SECRET find the same key', async () => {
+      const { app, prefix, storeUrl } = await setUp(backend);
+      for (let i = 0; i < 4; i++) await app.handle({ ip: '203.0.113.10', key: KEY });
+      const flags = [...limiterFlags(storeUrl, prefix), '--ban-after', '2', '--ban-for', '10m'];
+      const secret = { SLUICE_CREDENTIAL_SECRET: 'app-secret' };
+      const seen = await sluice(['inspect', '--api-key', KEY, '--json', ...flags], secret);
+      expect(seen.code).toBe(1);
+      expect(JSON.parse(seen.stdout).limiters[0]).toMatchObject({ allowed: false, ban: { banned: false } });
+      // Without the app's secret the key hashes elsewhere: a subject the app never charged.
+      const other = await sluice(['inspect', '--api-key', KEY, '--json', ...flags]);
+      expect(other.code).toBe(0);
+      expect(JSON.parse(other.stdout).subject).not.toBe(JSON.parse(seen.stdout).subject);
+
+      expect((await sluice(['reset', '--api-key', KEY, ...flags], secret)).code).toBe(0);
+      expect((await app.handle({ ip: '203.0.113.10', key: KEY })).status).toBe(0);
+    });
+
+    test('--ip: an address is the subject the app gives it (IPv6 by its /64)', async () => {
+      const { app, env } = await setUp(backend);
+      for (let i = 0; i < 4; i++) await app.handle({ ip: '2001:db8:1:2::7' });
+      const seen = await sluice(['inspect', '--config', CONFIG, '--ip', '2001:db8:1:2::99', '--json'], env);
+      expect(seen.code).toBe(1);
+      expect(JSON.parse(seen.stdout).subject).toBe('ip:2001:db8:1:2::/64');
+      expect(
+        (await sluice(['reset', '--config', CONFIG, '--subject', 'ip:2001:db8:1:2::/64'], env)).code,
+      ).toBe(0);
+      expect((await app.handle({ ip: '2001:db8:1:2::7' })).status).toBe(0);
+    });
+  });
+
+  test('valkey:// names the same server (ioredis speaks to Redis and Valkey alike)', async () => {
+    const { app, prefix, storeUrl } = await setUp('standalone');
+    for (let i = 0; i < 2; i++) await app.handle({ ip: '198.51.100.4' });
+    const seen = await sluice([
+      'inspect',
+      '--ip',
+      '198.51.100.4',
+      '--json',
+      ...limiterFlags(storeUrl.replace(/^redis:/, 'valkey:'), prefix),
+    ]);
+    expect(seen.code).toBe(0);
+    expect(JSON.parse(seen.stdout).limiters[0].policies[0]).toMatchObject({ name: 'burst', remaining: 1 });
+  });
+});
+
+describe('sluice: answers a script can act on', () => {
+  test('an unreachable store is exit 3, its password never printed', async () => {
+    const run = await sluice([
+      'inspect',
+      '--ip',
+      '192.0.2.1',
+      '--store',
+      'redis://ops:hunter2@127.0.0.1:1',
+      '--limit',
+      '5',
+      '--window',
+      '1m',
+    ]);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toMatch(/^sluice: cannot reach redis:\/\/ops:\*\*\*@127\.0\.0\.1:1: .*ECONNREFUSED/);
+    expect(run.stderr).not.toContain('hunter2');
+  });
+
+  test.each([
+    [
+      ['inspect', '--ip', '192.0.2.1', '--store', 'redis://127.0.0.1:1', '--limit', '0', '--window', '1m'],
+      /ERR_SLUICE_INVALID_LIMIT/,
+    ],
+    [['inspect', '--store', 'redis://127.0.0.1:1', '--limit', '5', '--window', '1m'], /whose limit\?/],
+    [['inspect', '--ip', '192.0.2.1', '--api-key', 'k', '--store', 'redis://x'], /not --ip and --api-key/],
+    [
+      ['inspect', '--ip', '192.0.2.1', '--store', 'memcached://x', '--limit', '5', '--window', '1m'],
+      /no store for 'memcached:\/\/'/,
+    ],
+    [
+      ['inspect', '--ip', '192.0.2.1', '--config', CONFIG, '--limit', '5'],
+      /--config gives the limiter; drop --limit/,
+    ],
+    [['unblock', '--ip', '192.0.2.1'], /unknown command 'unblock'/],
+    [['inspect', '--ip', '192.0.2.1', '--frobnicate'], /Unknown option '--frobnicate'/],
+  ])('%j is exit 2 with a message', async (args, message) => {
+    const run = await sluice(args);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
+    expect(run.stdout).toBe('');
+  });
+});
