@@ -1,0 +1,52 @@
+import type { PostgresClient } from '@sluice/core';
+import pg from 'pg';
+import postgres from 'postgres';
+
+/**
+ * The PostgreSQL clients PostgresStore accepts, for the Postgres suites: every suite that proves a
+ * guarantee runs once per client, on the same server. `closeClients()` ends every client made here.
+ */
+export type PgClientName = 'pg Pool' | 'pg Client' | 'postgres.js';
+export const PG_CLIENT_NAMES: readonly PgClientName[] = ['pg Pool', 'pg Client', 'postgres.js'];
+
+const closers: Array<() => Promise<unknown>> = [];
+
+export interface PgClientOptions {
+  /** Connections of a pool (pg Pool, postgres.js); default 8. */
+  max?: number;
+}
+
+/** A connected client of the named kind for `url`. */
+export async function makeClient(
+  name: PgClientName,
+  url: string,
+  options: PgClientOptions = {},
+): Promise<PostgresClient> {
+  const max = options.max ?? 8;
+  if (name === 'pg Pool') {
+    const pool = new pg.Pool({ connectionString: url, max });
+    closers.push(() => pool.end());
+    return pool;
+  }
+  if (name === 'pg Client') {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    closers.push(() => client.end());
+    return client;
+  }
+  // Quiet: NOTICEs (CREATE ... IF NOT EXISTS on an existing table) are no news here.
+  const sql = postgres(url, { max, onnotice: () => {}, prepare: false });
+  closers.push(() => sql.end({ timeout: 1 }));
+  return sql;
+}
+
+export async function closeClients(): Promise<void> {
+  const ending = closers.splice(0);
+  await Promise.allSettled(ending.map((close) => close()));
+}
+
+let unique = 0;
+/** A key prefix no other test uses. */
+export function uniquePrefix(label: string): string {
+  return `${label}-${process.pid}-${++unique}-${Math.random().toString(36).slice(2, 8)}`;
+}
