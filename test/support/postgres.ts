@@ -29,14 +29,25 @@ function binDir(): string | undefined {
 }
 
 const running = new Set<ChildProcess>();
-const dirs = new Set<string>();
-function cleanUp(): void {
-  for (const child of running) {
-    // The whole group: the postmaster and its backends, even when stalled.
+
+/**
+ * Signals a server and every process it started: PostgreSQL's backends each call setsid(), so they
+ * are in no process group of the postmaster's, only its children.
+ */
+function signalAll(child: ChildProcess, name: NodeJS.Signals): void {
+  const pids = [child.pid!];
+  const listed = spawnSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' });
+  for (const pid of listed.stdout?.split('\n') ?? []) if (pid.trim() !== '') pids.push(Number(pid));
+  for (const pid of pids) {
     try {
-      process.kill(-child.pid!, 'SIGKILL');
+      process.kill(pid, name);
     } catch {}
   }
+}
+const dirs = new Set<string>();
+function cleanUp(): void {
+  // The postmaster and its backends, even when stalled.
+  for (const child of running) signalAll(child, 'SIGKILL');
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 }
 process.once('exit', cleanUp);
@@ -154,7 +165,7 @@ export interface ServerProcess {
   url: string;
   /** Stops the server gracefully and waits for it to exit. */
   stop(): Promise<void>;
-  /** SIGKILL to every process of the server, as a crash would, and waits for it to exit. */
+  /** SIGKILL to the server and every backend, as a crash would, and waits for it to exit. */
   kill(): Promise<void>;
   /** SIGSTOP to every process of the server: connections stay open and nothing answers. */
   pause(): void;
@@ -169,7 +180,7 @@ function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
-/** A server process under `spawn` in its own process group, its output kept for error messages. */
+/** A server process under `spawn` its output kept for error messages. */
 function serve(
   command: string,
   args: string[],
@@ -180,18 +191,14 @@ function serve(
   let output = '';
   const launch = async () => {
     output = '';
-    child = spawn(command, args, { ...postgresUser(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(command, args, { ...postgresUser(), stdio: ['ignore', 'pipe', 'pipe'] });
     running.add(child);
     child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
     child.once('exit', () => running.delete(child));
     await listening(port, child, () => output, isReady);
   };
-  const signal = (name: NodeJS.Signals) => {
-    try {
-      process.kill(-child.pid!, name);
-    } catch {}
-  };
+  const signal = (name: NodeJS.Signals) => signalAll(child, name);
   return async () => {
     await launch();
     const server: ServerProcess = {
