@@ -14,6 +14,8 @@ const closers: Array<() => Promise<unknown>> = [];
 export interface PgClientOptions {
   /** Connections of a pool (pg Pool, postgres.js); default 8. */
   max?: number;
+  /** postgres.js: its `prepare` option (default here false; the library's own default is true). */
+  prepare?: boolean;
 }
 
 /** A connected client of the named kind for `url`. */
@@ -35,7 +37,7 @@ export async function makeClient(
     return client;
   }
   // Quiet: NOTICEs (CREATE ... IF NOT EXISTS on an existing table) are no news here.
-  const sql = postgres(url, { max, onnotice: () => {}, prepare: false });
+  const sql = postgres(url, { max, onnotice: () => {}, prepare: options.prepare ?? false });
   closers.push(() => sql.end({ timeout: 1 }));
   return sql;
 }
