@@ -11,7 +11,8 @@ const pool = new pg.Pool({ connectionString: url, max: 4 });
 try {
   await pool.query('SELECT 1');
 } catch (error) {
-  console.error(`Cannot reach PostgreSQL at ${url.replace(/\/\/[^@]*@/, '//')} (${error.message}).`);
+  const reason = error instanceof Error ? error.message : String(error);
+  console.error(`Cannot reach PostgreSQL at ${url.replace(/\/\/[^@]*@/, '//')} (${reason}).`);
   console.error('Start one with `docker compose up -d postgres`, or set DATABASE_URL.');
   process.exit(1);
 }
