@@ -5,13 +5,14 @@
  * server runs as the `postgres` user (Node's spawn with its uid and gid, which keeps the real pid, so a
  * test can stop, stall or kill the server itself).
  *
- * This file imports Node built-ins only.
+ * This file imports Node built-ins only, and redis.ts's helpers for any server.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { describeNeeding, freePort, onExit } from './redis.js';
 
 const HOST = '127.0.0.1';
 const START_TIMEOUT_MS = 30_000;
@@ -45,18 +46,11 @@ function signalAll(child: ChildProcess, name: NodeJS.Signals): void {
   }
 }
 const dirs = new Set<string>();
-function cleanUp(): void {
+onExit(() => {
   // The postmaster and its backends, even when stalled.
   for (const child of running) signalAll(child, 'SIGKILL');
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-}
-process.once('exit', cleanUp);
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.once(signal, () => {
-    cleanUp();
-    process.kill(process.pid, signal);
-  });
-}
+});
 
 /** Why Postgres tests cannot run here, or undefined when they can. */
 export function postgresMissing(): string | undefined {
@@ -85,28 +79,7 @@ export function describePostgres(
   needs: Array<() => string | undefined> = [],
 ): void {
   const missing = [postgresMissing, ...needs].map((check) => check()).find((m) => m !== undefined);
-  if (missing === undefined) describe(name, body);
-  else if (process.env.CI === 'true' || process.env.CI === '1') {
-    describe(name, () => {
-      test('PostgreSQL is available', () => {
-        throw new Error(`Postgres suites cannot be skipped in CI: ${missing}`);
-      });
-    });
-  } else {
-    console.warn(`\n*** SKIPPED "${name}": ${missing} ***\n`);
-    describe.skip(name, body);
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, HOST, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
+  describeNeeding(name, missing, { server: 'PostgreSQL', suites: 'Postgres suites' }, body);
 }
 
 function postgresUser(): { uid: number; gid: number } {

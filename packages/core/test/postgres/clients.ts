@@ -1,6 +1,7 @@
 import type { PostgresClient } from '@sluice/core';
 import pg from 'pg';
 import postgres from 'postgres';
+import { type ServerProcess, startPostgres } from '../../../../test/support/postgres.js';
 
 /**
  * The PostgreSQL clients PostgresStore accepts, for the Postgres suites: every suite that proves a
@@ -51,4 +52,23 @@ let unique = 0;
 /** A key prefix no other test uses. */
 export function uniquePrefix(label: string): string {
   return `${label}-${process.pid}-${++unique}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/**
+ * A server of the test file's own and an admin connection to it, started before its tests and ended
+ * after them with every client made here.
+ */
+export function serverPerFile(): { server: ServerProcess; admin: pg.Client } {
+  const handles = {} as { server: ServerProcess; admin: pg.Client };
+  beforeAll(async () => {
+    handles.server = await startPostgres();
+    handles.admin = new pg.Client({ connectionString: handles.server.url });
+    await handles.admin.connect();
+  }, 60_000);
+  afterAll(async () => {
+    await handles.admin?.end();
+    await closeClients();
+    await handles.server?.stop();
+  });
+  return handles;
 }

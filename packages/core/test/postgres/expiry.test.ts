@@ -1,7 +1,6 @@
 import { createLimiter, PostgresStore } from '@sluice/core';
-import pg from 'pg';
-import { describePostgres, type ServerProcess, startPostgres } from '../../../../test/support/postgres.js';
-import { closeClients, makeClient, uniquePrefix } from './clients.js';
+import { describePostgres } from '../../../../test/support/postgres.js';
+import { makeClient, serverPerFile, uniquePrefix } from './clients.js';
 
 /**
  * Expired rows are deleted by the store itself as it works, a bounded batch per consume: a stream of
@@ -14,23 +13,13 @@ const SUBJECTS = 20_000;
 const SWEEP_ROWS = 16;
 
 describePostgres('PostgresStore expiry', () => {
-  let server: ServerProcess;
-  let admin: pg.Client;
-  beforeAll(async () => {
-    server = await startPostgres();
-    admin = new pg.Client({ connectionString: server.url });
-    await admin.connect();
-  }, 60_000);
-  afterAll(async () => {
-    await admin?.end();
-    await closeClients();
-    await server?.stop();
-  });
+  const db = serverPerFile();
 
-  const rows = async () => Number((await admin.query('SELECT count(*) AS n FROM sluice_limits')).rows[0].n);
+  const rows = async () =>
+    Number((await db.admin.query('SELECT count(*) AS n FROM sluice_limits')).rows[0].n);
 
   test('20,000 short-lived subjects: the table levels off below a quarter of them, by consume alone', async () => {
-    const client = await makeClient('pg Pool', server.url, { max: 8 });
+    const client = await makeClient('pg Pool', db.server.url, { max: 8 });
     const store = new PostgresStore({ client });
     const limiter = createLimiter({
       prefix: uniquePrefix('expiry'),
@@ -52,7 +41,7 @@ describePostgres('PostgresStore expiry', () => {
     expect(left).toBeLessThan(SUBJECTS / 4);
     // The rows that are left are the live ones and a batch or so of expired ones, not a backlog.
     const { n } = (
-      await admin.query(
+      await db.admin.query(
         'SELECT count(*) AS n FROM sluice_limits WHERE expires_at < floor(extract(epoch FROM clock_timestamp()) * 1000) - 1000',
       )
     ).rows[0];
@@ -60,12 +49,14 @@ describePostgres('PostgresStore expiry', () => {
   }, 120_000);
 
   test('one consume deletes at most its batch of expired rows', async () => {
-    await admin.query(
+    await db.admin.query(
       `INSERT INTO sluice_limits (key, state, expires_at) SELECT 'old-' || i, '{1,1}', 1 FROM generate_series(1, 200) i`,
     );
     const old = async () =>
-      Number((await admin.query("SELECT count(*) AS n FROM sluice_limits WHERE key LIKE 'old-%'")).rows[0].n);
-    const store = new PostgresStore({ client: await makeClient('pg Client', server.url) });
+      Number(
+        (await db.admin.query("SELECT count(*) AS n FROM sluice_limits WHERE key LIKE 'old-%'")).rows[0].n,
+      );
+    const store = new PostgresStore({ client: await makeClient('pg Client', db.server.url) });
     const limiter = createLimiter({
       prefix: uniquePrefix('batch'),
       limit: 10,

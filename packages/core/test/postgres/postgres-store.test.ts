@@ -1,9 +1,9 @@
 import { createLimiter, ErrorCodes, PostgresStore } from '@sluice/core';
 import pg from 'pg';
 import postgres from 'postgres';
-import { describePostgres, type ServerProcess, startPostgres } from '../../../../test/support/postgres.js';
+import { describePostgres } from '../../../../test/support/postgres.js';
 import { recordWarnings } from '../../../../test/support/warnings.js';
-import { closeClients, makeClient, PG_CLIENT_NAMES, uniquePrefix } from './clients.js';
+import { makeClient, PG_CLIENT_NAMES, serverPerFile, uniquePrefix } from './clients.js';
 
 /**
  * PostgresStore's options and what it does with the database: clients told apart by shape, names
@@ -89,6 +89,7 @@ describe('PostgresStore options', () => {
 
   test('schema() is versioned SQL for the table asked for', () => {
     const text = PostgresStore.schema();
+    expect(text).not.toContain('{{');
     expect(text).toContain('CREATE TABLE IF NOT EXISTS sluice_limits (');
     expect(text).toContain('CREATE OR REPLACE FUNCTION sluice_limits_sluice_v1_call(');
     expect(text).toContain('CREATE OR REPLACE FUNCTION sluice_v1_gc_step(');
@@ -101,25 +102,14 @@ describe('PostgresStore options', () => {
 
 describePostgres('PostgresStore on a server', () => {
   const warnings = recordWarnings();
-  let server: ServerProcess;
-  let admin: pg.Client;
-  beforeAll(async () => {
-    server = await startPostgres();
-    admin = new pg.Client({ connectionString: server.url });
-    await admin.connect();
-  }, 60_000);
-  afterAll(async () => {
-    await admin?.end();
-    await closeClients();
-    await server?.stop();
-  });
+  const db = serverPerFile();
 
   const limiterOn = (store: PostgresStore, prefix = uniquePrefix('store')) =>
     createLimiter({ prefix, limit: 2, window: '1h', store, storeTimeout: '30s', onStoreError: 'deny' });
 
   test('without createTable a missing table is a store failure whose error says what to run', async () => {
     const store = new PostgresStore({
-      client: await makeClient('pg Pool', server.url),
+      client: await makeClient('pg Pool', db.server.url),
       table: 'absent',
       createTable: false,
     });
@@ -135,15 +125,17 @@ describePostgres('PostgresStore on a server', () => {
     }
     expect(errors.join('\n')).toContain('PostgresStore.schema(');
     expect(warnings.codes).toEqual(['ERR_SLUICE_STORE_DEGRADED']);
-    const exists = await admin.query("SELECT to_regclass('absent') AS t");
+    const exists = await db.admin.query("SELECT to_regclass('absent') AS t");
     expect(exists.rows[0].t).toBeNull();
   });
 
   test('many stores starting at once create the schema once, in a schema of its own, then decide', async () => {
-    await admin.query('CREATE SCHEMA limits');
+    await db.admin.query('CREATE SCHEMA limits');
     const stores = await Promise.all(
       Array.from({ length: 6 }, async (_, i) => {
-        const client = await makeClient(PG_CLIENT_NAMES[i % PG_CLIENT_NAMES.length]!, server.url, { max: 2 });
+        const client = await makeClient(PG_CLIENT_NAMES[i % PG_CLIENT_NAMES.length]!, db.server.url, {
+          max: 2,
+        });
         return new PostgresStore({ client, table: 'limits.api' });
       }),
     );
@@ -151,16 +143,16 @@ describePostgres('PostgresStore on a server', () => {
     const decisions = await Promise.all(stores.map((store) => limiterOn(store, prefix).consume('same')));
     expect(decisions.map((d) => d.degraded)).toEqual(Array(6).fill(undefined));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(2);
-    const table = await admin.query("SELECT to_regclass('limits.api') AS t");
+    const table = await db.admin.query("SELECT to_regclass('limits.api') AS t");
     expect(table.rows[0].t).toBe('limits.api');
   });
 
   test('a migration runs schema() itself; the store then needs no rights to create anything', async () => {
-    await admin.query(PostgresStore.schema({ table: 'migrated' }));
-    await admin.query(
+    await db.admin.query(PostgresStore.schema({ table: 'migrated' }));
+    await db.admin.query(
       'CREATE ROLE app LOGIN; GRANT SELECT, INSERT, UPDATE, DELETE ON migrated TO app; REVOKE CREATE ON SCHEMA public FROM PUBLIC',
     );
-    const client = await makeClient('postgres.js', server.url.replace('postgres@', 'app@'));
+    const client = await makeClient('postgres.js', db.server.url.replace('postgres@', 'app@'));
     const store = new PostgresStore({ client, table: 'migrated', createTable: false });
     const limiter = limiterOn(store);
     expect((await limiter.consume('a')).allowed).toBe(true);
@@ -169,7 +161,7 @@ describePostgres('PostgresStore on a server', () => {
   });
 
   test('hostile subjects stay in their own keys', async () => {
-    const store = new PostgresStore({ client: await makeClient('pg Client', server.url) });
+    const store = new PostgresStore({ client: await makeClient('pg Client', db.server.url) });
     const limiter = limiterOn(store);
     const hostile = [
       "'); DROP TABLE sluice_limits; --",
@@ -188,12 +180,12 @@ describePostgres('PostgresStore on a server', () => {
       expect((await limiter.consume(subject)).remaining).toBe(0);
       expect((await limiter.consume(subject)).allowed).toBe(false);
     }
-    const keys = (await admin.query('SELECT count(*) AS n FROM sluice_limits')).rows[0].n;
+    const keys = (await db.admin.query('SELECT count(*) AS n FROM sluice_limits')).rows[0].n;
     expect(Number(keys)).toBeGreaterThanOrEqual(hostile.length);
   });
 
   test('leaves no session state: no prepared statement, no setting, no advisory lock on the connection', async () => {
-    const client = new pg.Client({ connectionString: server.url });
+    const client = new pg.Client({ connectionString: db.server.url });
     await client.connect();
     try {
       const store = new PostgresStore({ client });
@@ -221,23 +213,23 @@ describePostgres('PostgresStore on a server', () => {
   });
 
   test('a later release installs its own versioned functions beside these, sharing the table', async () => {
-    const store = new PostgresStore({ client: await makeClient('pg Pool', server.url) });
+    const store = new PostgresStore({ client: await makeClient('pg Pool', db.server.url) });
     const prefix = uniquePrefix('versions');
     expect((await limiterOn(store, prefix).consume('v')).remaining).toBe(1);
     const ours = async () =>
       (
-        await admin.query(
+        await db.admin.query(
           "SELECT string_agg(md5(prosrc), ',' ORDER BY proname) AS s FROM pg_proc WHERE proname LIKE '%sluice_v1_%'",
         )
       ).rows[0].s as string;
     const before = await ours();
     // What a release with schema version 2 would create, here the same SQL under its own names.
-    await admin.query(PostgresStore.schema().replaceAll('sluice_v1_', 'sluice_v2_'));
+    await db.admin.query(PostgresStore.schema().replaceAll('sluice_v1_', 'sluice_v2_'));
     expect(await ours()).toBe(before);
     // The v2 call function decides on the same row: one table, counters shared during a rolling deploy.
-    const key = (await admin.query(`SELECT key FROM sluice_limits WHERE key LIKE '${prefix}:%'`)).rows[0]
+    const key = (await db.admin.query(`SELECT key FROM sluice_limits WHERE key LIKE '${prefix}:%'`)).rows[0]
       .key as string;
-    const reply = await admin.query(
+    const reply = await db.admin.query(
       "SELECT sluice_limits_sluice_v2_call('c', ARRAY[$1], '{sw}', '{2,3600000,2}', ARRAY[NULL, 1, 0]::bigint[]) AS r",
       [key],
     );

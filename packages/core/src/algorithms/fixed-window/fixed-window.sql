@@ -3,12 +3,9 @@
 --   state      the stored {windowIndex, count}, or NULL
 --   now        ms; cost: units of the call (0 observes); lim, w: the policy's limit and windowMs
 -- step's retry_ms is -1 for a retry that never comes; `next` is the state to store when the whole call
--- is allowed (the state as it was, otherwise). Arrays are 1-based.
-CREATE OR REPLACE FUNCTION sluice_v1_fw_step(
-  state bigint[], now bigint, cost bigint, lim bigint, w bigint, burst bigint, lease bigint,
-  OUT allowed boolean, OUT next bigint[], OUT remaining bigint, OUT reset_ms bigint,
-  OUT retry_ms bigint, OUT delay_ms bigint, OUT expires_at bigint)
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+-- is allowed (the state as it was, otherwise). refund is called only on a state (never NULL). Arrays are
+-- 1-based. The signatures every twin shares are filled in where the braces stand (schema.ts).
+CREATE OR REPLACE FUNCTION sluice_v1_fw_step{{step}} AS $$
 DECLARE
   idx bigint := sluice_v1_idiv(now, w);
   count bigint := 0;
@@ -33,16 +30,13 @@ BEGIN
   END IF;
 END $$;
 
-CREATE OR REPLACE FUNCTION sluice_v1_fw_refund(
-  state bigint[], now bigint, cost bigint, charged_at bigint, lease bigint, lim bigint, w bigint,
-  burst bigint, OUT next bigint[], OUT expires_at bigint)
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+CREATE OR REPLACE FUNCTION sluice_v1_fw_refund{{refund}} AS $$
 DECLARE
   idx bigint := sluice_v1_idiv(charged_at, w);
 BEGIN
-  IF state IS NULL OR state[1] <> idx THEN
+  IF state[1] <> idx THEN
     next := state;
-    expires_at := coalesce(state[1], 0) * w + w;
+    expires_at := state[1] * w + w;
   ELSE
     next := ARRAY[idx, greatest(0, state[2] - cost)];
     expires_at := (idx + 1) * w;

@@ -3,12 +3,9 @@
 --   state      the stored {anchorMs, units}: the theoretical arrival time anchorMs + units / limit
 --   now        ms; cost: units of the call (0 observes); lim, w, burst: limit, windowMs and capacity
 -- step's retry_ms is -1 for a retry that never comes; `next` is the state to store when the whole call
--- is allowed (the state as it was, otherwise). Arrays are 1-based.
-CREATE OR REPLACE FUNCTION sluice_v1_gc_step(
-  state bigint[], now bigint, cost bigint, lim bigint, w bigint, burst bigint, lease bigint,
-  OUT allowed boolean, OUT next bigint[], OUT remaining bigint, OUT reset_ms bigint,
-  OUT retry_ms bigint, OUT delay_ms bigint, OUT expires_at bigint)
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+-- is allowed (the state as it was, otherwise). refund is called only on a state (never NULL). Arrays are
+-- 1-based. The signatures every twin shares are filled in where the braces stand (schema.ts).
+CREATE OR REPLACE FUNCTION sluice_v1_gc_step{{step}} AS $$
 DECLARE
   ahead bigint := 0;
   capacity bigint := burst * w;
@@ -44,21 +41,13 @@ BEGIN
   END IF;
 END $$;
 
-CREATE OR REPLACE FUNCTION sluice_v1_gc_refund(
-  state bigint[], now bigint, cost bigint, charged_at bigint, lease bigint, lim bigint, w bigint,
-  burst bigint, OUT next bigint[], OUT expires_at bigint)
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+CREATE OR REPLACE FUNCTION sluice_v1_gc_refund{{refund}} AS $$
 DECLARE
   units bigint;
   shift bigint;
   anchor bigint;
   rest bigint;
 BEGIN
-  IF state IS NULL THEN
-    next := NULL;
-    expires_at := now;
-    RETURN;
-  END IF;
   -- Move the schedule back by what may still be held of the charge: cost * T less the time since it
   -- was made (that much may have refilled already). A schedule behind now is simply a full bucket.
   units := state[2] - greatest(0, cost * w - greatest(0, now - charged_at) * lim);

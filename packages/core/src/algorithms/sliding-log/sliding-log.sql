@@ -3,12 +3,9 @@
 --   state      the stored {t1, c1, t2, c2, ...} (entries in time order, one per ms), or NULL
 --   now        ms; cost: units of the call (0 observes); lim, w: the policy's limit and windowMs
 -- step's retry_ms is -1 for a retry that never comes; `next` is the state to store when the whole call
--- is allowed (the state as it was, otherwise). Arrays are 1-based.
-CREATE OR REPLACE FUNCTION sluice_v1_sl_step(
-  state bigint[], now bigint, cost bigint, lim bigint, w bigint, burst bigint, lease bigint,
-  OUT allowed boolean, OUT next bigint[], OUT remaining bigint, OUT reset_ms bigint,
-  OUT retry_ms bigint, OUT delay_ms bigint, OUT expires_at bigint)
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+-- is allowed (the state as it was, otherwise). refund is called only on a state (never NULL). Arrays are
+-- 1-based. The signatures every twin shares are filled in where the braces stand (schema.ts).
+CREATE OR REPLACE FUNCTION sluice_v1_sl_step{{step}} AS $$
 DECLARE
   length int := coalesce(array_length(state, 1), 0);
   from_i int := 1;
@@ -58,19 +55,11 @@ BEGIN
   END IF;
 END $$;
 
-CREATE OR REPLACE FUNCTION sluice_v1_sl_refund(
-  state bigint[], now bigint, cost bigint, charged_at bigint, lease bigint, lim bigint, w bigint,
-  burst bigint, OUT next bigint[], OUT expires_at bigint)
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+CREATE OR REPLACE FUNCTION sluice_v1_sl_refund{{refund}} AS $$
 DECLARE
   length int;
   i int := 1;
 BEGIN
-  IF state IS NULL THEN
-    next := NULL;
-    expires_at := now;
-    RETURN;
-  END IF;
   next := state;
   length := coalesce(array_length(next, 1), 0);
   WHILE i <= length LOOP

@@ -59,7 +59,7 @@ function twins(): Array<{ source: string; twin: string; codes: string[] }> {
   for (const algorithm of Object.values(algorithms)) {
     let entry = bySource.get(algorithm.sql);
     if (entry === undefined) {
-      const twin = new RegExp(`FUNCTION ${PREFIX}(\\w+)_step\\(`).exec(algorithm.sql)?.[1];
+      const twin = new RegExp(`FUNCTION ${PREFIX}(\\w+)_step{{step}}`).exec(algorithm.sql)?.[1];
       if (twin === undefined) throw new Error(`the SQL twin of ${algorithm.name} defines no ${PREFIX}*_step`);
       entry = { source: algorithm.sql, twin, codes: [] };
       bySource.set(algorithm.sql, entry);
@@ -69,37 +69,37 @@ function twins(): Array<{ source: string; twin: string; codes: string[] }> {
   return [...bySource.values()];
 }
 
+/** The signatures every twin's step and refund share: what `{{step}}` and `{{refund}}` stand for in them. */
+const STEP_PARAMS =
+  'state bigint[], now bigint, cost bigint, lim bigint, w bigint, burst bigint, lease bigint';
 const STEP_OUT =
-  'OUT allowed boolean, OUT next bigint[], OUT remaining bigint, OUT reset_ms bigint, OUT retry_ms bigint, OUT delay_ms bigint, OUT expires_at bigint';
+  'allowed boolean, OUT next bigint[], OUT remaining bigint, OUT reset_ms bigint, OUT retry_ms bigint, OUT delay_ms bigint, OUT expires_at bigint';
+const REFUND_PARAMS =
+  'state bigint[], now bigint, cost bigint, charged_at bigint, lease bigint, lim bigint, w bigint, burst bigint';
+const REFUND_OUT = 'next bigint[], OUT expires_at bigint';
+const LANGUAGE = 'LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE';
 
-/** The dispatchers: `sluice_v1_step(code, ...)` and `sluice_v1_refund(code, ...)` call the code's twin. */
-function dispatchers(): string {
-  const branches = (kind: 'step' | 'refund', args: string, into: string) =>
-    twins()
-      .map(
-        ({ twin, codes }) =>
-          `    WHEN ${codes.map((c) => `'${c}'`).join(', ')} THEN\n      SELECT * INTO ${into} FROM ${PREFIX}${twin}_${kind}(${args});`,
-      )
-      .join('\n');
-  return `-- Each algorithm code's twin.
-CREATE OR REPLACE FUNCTION ${PREFIX}step(
-  code text, state bigint[], now bigint, cost bigint, lim bigint, w bigint, burst bigint, lease bigint,
-  ${STEP_OUT})
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+const signature = (params: string, out: string) => `(\n  ${params},\n  OUT ${out})\n${LANGUAGE}`;
+
+/** A twin's source with its signatures filled in. */
+function withSignatures(source: string): string {
+  return source
+    .replaceAll('{{step}}', signature(STEP_PARAMS, STEP_OUT))
+    .replaceAll('{{refund}}', signature(REFUND_PARAMS, REFUND_OUT));
+}
+
+/** `sluice_v1_step(code, ...)` or `sluice_v1_refund(code, ...)`: calls the twin of the algorithm code. */
+function dispatcher(kind: 'step' | 'refund', params: string, out: string): string {
+  const args = params.replace(/ [a-z[\]]+(,|$)/g, '$1');
+  const into = out.replace(/(OUT )?(\w+) [a-z[\]]+/g, '$2');
+  const branches = twins().map(
+    ({ twin, codes }) =>
+      `    WHEN ${codes.map((c) => `'${c}'`).join(', ')} THEN\n      SELECT * INTO ${into} FROM ${PREFIX}${twin}_${kind}(${args});`,
+  );
+  return `CREATE OR REPLACE FUNCTION ${PREFIX}${kind}${signature(`code text, ${params}`, out)} AS $$
 BEGIN
   CASE code
-${branches('step', 'state, now, cost, lim, w, burst, lease', 'allowed, next, remaining, reset_ms, retry_ms, delay_ms, expires_at')}
-    ELSE RAISE EXCEPTION 'sluice: unknown algorithm %', code;
-  END CASE;
-END $$;
-
-CREATE OR REPLACE FUNCTION ${PREFIX}refund(
-  code text, state bigint[], now bigint, cost bigint, charged_at bigint, lease bigint, lim bigint, w bigint,
-  burst bigint, OUT next bigint[], OUT expires_at bigint)
-LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
-BEGIN
-  CASE code
-${branches('refund', 'state, now, cost, charged_at, lease, lim, w, burst', 'next, expires_at')}
+${branches.join('\n')}
     ELSE RAISE EXCEPTION 'sluice: unknown algorithm %', code;
   END CASE;
 END $$;
@@ -136,8 +136,10 @@ CREATE INDEX IF NOT EXISTS ${table.name}_expires_at ON ${qualified} (expires_at)
 
 ${qualify(helpers)}
 ${twins()
-  .map(({ source }) => qualify(source))
+  .map(({ source }) => qualify(withSignatures(source)))
   .join('\n')}
-${qualify(dispatchers())}
+-- Each algorithm code's twin.
+${qualify(dispatcher('step', STEP_PARAMS, STEP_OUT))}
+${qualify(dispatcher('refund', REFUND_PARAMS, REFUND_OUT))}
 ${qualify(body)}`;
 }
