@@ -118,7 +118,8 @@ describePostgres('PostgresStore under concurrent processes', () => {
       const calls = results.reduce((sum, r) => sum + r.calls, 0);
       expect(results.flatMap((r) => r.errors)).toEqual([]);
       expect(results.reduce((sum, r) => sum + r.degraded, 0)).toBe(0);
-      expect(calls).toBeGreaterThan(1_000);
+      // Every call waits for the two global rows: few calls a second, but each one crosses the others.
+      expect(calls).toBeGreaterThan(100);
       expect((await deadlocks()) - before).toBe(0);
     } finally {
       await admin.end();

@@ -1,9 +1,10 @@
 import { createLimiter, type Policy, type Store } from '@sluice/core';
 
 /**
- * Calls that share rows, locking them in opposite orders if a store took the limiter's order: two
- * limiters of one name whose policies are the same but listed in reverse (so their keys are the same),
- * each with a global policy every call shares, over a handful of subjects, for `durationMs`.
+ * Calls that share rows, locking them in opposite orders if a store took the limiter's order: three
+ * limiters of one name whose policies are the same but listed in other orders (so their keys are the
+ * same), with global policies every call shares and a policy whose rows expire every 20 ms (so the
+ * sweep deletes rows other calls are about to lock), over a handful of subjects, for `durationMs`.
  */
 export interface Crossing {
   readonly prefix: string;
@@ -22,7 +23,8 @@ export interface CrossingResult {
 const policies: Policy[] = [
   { name: 'a', limit: 1_000_000, window: '1h', algorithm: 'sliding-window' },
   { name: 'b', limit: 1_000_000, window: '1h', algorithm: 'token-bucket', scope: 'global' },
-  { name: 'c', limit: 1_000_000, window: '1h', algorithm: 'fixed-window' },
+  // Rows that expire as the calls go: the sweep deletes them while other calls wait to lock them.
+  { name: 'c', limit: 1_000_000, window: '20ms', algorithm: 'fixed-window' },
   { name: 'd', limit: 1_000_000, window: '1h', algorithm: 'gcra', scope: 'global' },
 ];
 

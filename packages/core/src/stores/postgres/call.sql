@@ -86,10 +86,6 @@ BEGIN
   END IF;
 
   IF op = 'c' THEN
-    -- Expired rows go a bounded batch at a time, skipping rows other calls hold: no full scan, no wait.
-    DELETE FROM {{table}} WHERE key IN (
-      SELECT t.key FROM {{table}} t WHERE t.expires_at < db_now
-      ORDER BY t.expires_at LIMIT {{sweep}} FOR UPDATE SKIP LOCKED);
     -- Lock every row of the call in key order, creating the missing ones (an empty state).
     FOR k IN SELECT DISTINCT u COLLATE "C" FROM unnest(keys) u ORDER BY 1 LOOP
       LOOP
@@ -132,6 +128,14 @@ BEGIN
         reply[5 * i + 1] := r.delay_ms;
       END IF;
     END LOOP;
+  END IF;
+  IF op = 'c' THEN
+    -- Expired rows go a bounded batch at a time, skipping rows other calls hold: no full scan, no wait.
+    -- Last, once the call waits for nothing more: the rows it deletes are locked outside the key
+    -- order, and a call that waited while holding them could close a cycle with one waiting for them.
+    DELETE FROM {{table}} WHERE key IN (
+      SELECT t.key FROM {{table}} t WHERE t.expires_at < db_now
+      ORDER BY t.expires_at LIMIT {{sweep}} FOR UPDATE SKIP LOCKED);
   END IF;
   RETURN array_to_string(reply, ',');
 END $$;
