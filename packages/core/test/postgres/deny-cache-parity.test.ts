@@ -7,6 +7,8 @@ import { makeClient, PG_CLIENT_NAMES, serverPerFile, uniquePrefix } from './clie
 
 // Traces draw windows of a few milliseconds as bare numbers, on purpose.
 allowWarnings('ERR_SLUICE_WINDOW_IN_SECONDS');
+// A trace set takes seconds alone, and several times that beside another busy test worker on 2 cores.
+jest.setTimeout(180_000);
 
 /**
  * The deny cache answers only what PostgreSQL would: a limiter on PostgresStore with its deny cache on

@@ -6,6 +6,8 @@ import { closeClients, makeClient, PG_CLIENT_NAMES, uniquePrefix } from './clien
 
 // Traces draw windows of a few milliseconds as bare numbers, on purpose.
 allowWarnings('ERR_SLUICE_WINDOW_IN_SECONDS');
+// A trace set takes seconds alone, and several times that beside another busy test worker on 2 cores.
+jest.setTimeout(180_000);
 
 /**
  * PostgresStore passes the store conformance kit on every client: the same random traces on a manual
