@@ -17,9 +17,10 @@ const PREFIX = `sluice_v${SCHEMA_VERSION}_`;
 /**
  * How much longer rows live, on the database's clock, than a caller's clock says they matter. A stale
  * state decides like no state, so a longer life changes no decision; an early sweep, under a manual
- * clock that stands still while the database's runs, would.
+ * clock that stands still while the database's runs, would. Only tests pass a clock: ten minutes
+ * covers a trace on a slow, loaded machine.
  */
-export const CLOCK_GRACE_MS = 60_000;
+export const CLOCK_GRACE_MS = 600_000;
 /** Expired rows a consume deletes at most: bounded work per call, and more than a call creates. */
 export const SWEEP_ROWS = 16;
 
