@@ -16,11 +16,11 @@ module.exports = {
         },
       },
     ],
-    '^.+\\.lua$': '<rootDir>/scripts/jest-text-transform.cjs',
+    '^.+\\.(lua|sql)$': '<rootDir>/scripts/jest-text-transform.cjs',
   },
   // cookie 2 (under fastify.inject's light-my-request) is ESM only: compile it like the sources.
   transformIgnorePatterns: ['^(?!.*/\\.pnpm/cookie@2).*/node_modules/'],
-  moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json', 'lua'],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json', 'lua', 'sql'],
   moduleNameMapper: {
     '^@sluice/core$': '<rootDir>/packages/core/src/index.ts',
     '^@sluice/core/testing$': '<rootDir>/packages/core/src/testing/index.ts',

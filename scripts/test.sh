@@ -11,6 +11,8 @@ if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; th
     exit 1
   fi
 fi
+# PostgreSQL and pgbouncer for the Postgres suites, installed the same way when missing and root.
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then bash scripts/install-postgres.sh; fi
 out=$(mktemp)
 status=0
 # pnpm's shim runs Jest (and so its workers) on the node first on PATH, where CI puts Node 22, 24 or 26
@@ -22,7 +24,13 @@ node -e '
   console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
 ' "$out" || true
 rm -f "$out"
-# A worker that Jest had to kill cannot stop its server: end any test server left without a parent.
+# A worker that Jest had to kill cannot stop its server: end any test server left without a parent
+# (a PostgreSQL test server's data dir is under a sluice-pg- temp dir).
+for pid in $(pgrep -x postgres || true); do
+  if [ "$(ps -o ppid= -p "$pid" | tr -d ' ')" = 1 ] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q '/sluice-pg-'; then
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+done
 for pid in $(pgrep -x "${SLUICE_REDIS_SERVER:-redis-server}" || true); do
   if [ "$(ps -o ppid= -p "$pid" | tr -d ' ')" = 1 ] && readlink "/proc/$pid/cwd" | grep -q '/sluice-redis-'; then
     kill "$pid" 2>/dev/null || true

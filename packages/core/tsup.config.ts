@@ -11,6 +11,6 @@ export default defineConfig({
   dts: true,
   clean: true,
   target: 'node20',
-  loader: { '.lua': 'text' },
+  loader: { '.lua': 'text', '.sql': 'text' },
   tsconfig: 'tsconfig.build.json',
 });

@@ -111,6 +111,8 @@ export function writeProject(dir: string, all: readonly Snippet[]): string[] {
           koa: ['packages/koa/node_modules/@types/koa'],
           express: ['packages/express/node_modules/@types/express'],
           fastify: ['packages/fastify/node_modules/fastify'],
+          // pg ships no types of its own: '*' below would find its JavaScript before @types/pg.
+          pg: ['node_modules/@types/pg'],
           // The other libraries, for docs/migrating.md's "before" snippets: the benchmark installs them.
           '*': [
             'node_modules/*',
@@ -125,8 +127,8 @@ export function writeProject(dir: string, all: readonly Snippet[]): string[] {
           ],
         },
       },
-      // The sources' own ambient declarations (the Lua twins imported as text).
-      files: [...files, at('types/lua.d.ts')],
+      // The sources' own ambient declarations (the Lua and SQL twins imported as text).
+      files: [...files, at('types/lua.d.ts'), at('types/sql.d.ts')],
     };
   }
 }

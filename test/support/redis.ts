@@ -66,17 +66,21 @@ export const ENV_CLUSTER = 'SLUICE_TEST_REDIS_CLUSTER';
 /** Every process started here is killed, and its temp dir removed, when this process exits. */
 const running = new Set<ChildProcess>();
 const dirs = new Set<string>();
-function cleanUp(): void {
+onExit(() => {
   for (const child of running) child.kill('SIGKILL');
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-}
-process.once('exit', cleanUp);
-// A signal ends the process without 'exit': clean up, then let the signal do what it would have done.
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.once(signal, () => {
-    cleanUp();
-    process.kill(process.pid, signal);
-  });
+});
+
+/** Runs `cleanUp` when this process exits, also by a signal (which ends it without 'exit'). */
+export function onExit(cleanUp: () => void): void {
+  process.once('exit', cleanUp);
+  // Clean up, then let the signal do what it would have done.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      cleanUp();
+      process.kill(process.pid, signal);
+    });
+  }
 }
 
 /** Why Redis tests cannot run here, or undefined when they can. */
@@ -108,12 +112,25 @@ export function describeRedis(name: string, body: () => void, options: DescribeR
   const missing = options.urlOnly && process.env.REDIS_URL ? undefined : missingChecked;
   // A pass on another server says so in every test name, so that its log cannot pass for Redis's.
   if (SERVER !== 'redis-server') name = `${name} [${SERVER}]`;
+  describeNeeding(name, missing, { server: SERVER, suites: 'Redis suites' }, body);
+}
+
+/**
+ * `describe` for suites that need a server (`missing`: why it cannot run, or undefined): skipped with
+ * a loud warning when it is missing, except under CI=true, where the suite fails instead.
+ */
+export function describeNeeding(
+  name: string,
+  missing: string | undefined,
+  what: { server: string; suites: string },
+  body: () => void,
+): void {
   if (missing === undefined) {
     describe(name, body);
   } else if (process.env.CI === 'true' || process.env.CI === '1') {
     describe(name, () => {
-      test(`${SERVER} is available`, () => {
-        throw new Error(`Redis suites cannot be skipped in CI: ${missing}`);
+      test(`${what.server} is available`, () => {
+        throw new Error(`${what.suites} cannot be skipped in CI: ${missing}`);
       });
     });
   } else {
@@ -123,7 +140,7 @@ export function describeRedis(name: string, body: () => void, options: DescribeR
 }
 
 /** A port nothing listens on right now (the server may still lose a race for it: callers retry). */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

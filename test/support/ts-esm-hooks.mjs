@@ -1,6 +1,6 @@
 // Module hooks for ts-esm-register.mjs: @sluice/* resolves to the package sources, `.js` import
 // suffixes to the .ts files, .ts is compiled by SWC as an ES module (Nest's decorators as
-// TypeScript's legacy ones, with their metadata) and .lua is imported as text. A module outside
+// TypeScript's legacy ones, with their metadata) and .lua and .sql are imported as text. A module outside
 // packages/ (a quick start written to a temp dir) finds its frameworks where the adapter named by
 // SLUICE_RESOLVE_FROM (`express`) installs them.
 import { existsSync, readFileSync } from 'node:fs';
@@ -29,7 +29,7 @@ export async function resolve(specifier, context, next) {
 }
 
 export async function load(url, context, next) {
-  if (url.endsWith('.lua')) {
+  if (url.endsWith('.lua') || url.endsWith('.sql')) {
     const text = readFileSync(new URL(url), 'utf8');
     return { format: 'module', source: `export default ${JSON.stringify(text)};`, shortCircuit: true };
   }

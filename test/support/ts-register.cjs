@@ -1,5 +1,5 @@
 // Lets a plain Node child process (`node test/support/ts-register.cjs child.ts ...args`, or
-// `child_process.fork` of this file with the child's path first) run the TypeScript sources as Jest does: .ts compiled by SWC to CommonJS, .lua imported as text, `.js`
+// `child_process.fork` of this file with the child's path first) run the TypeScript sources as Jest does: .ts compiled by SWC to CommonJS, .lua and .sql imported as text, `.js`
 // import suffixes resolved to the .ts files, and @sluice/* to the package sources.
 const Module = require('node:module');
 const fs = require('node:fs');
@@ -31,8 +31,8 @@ Module._extensions['.ts'] = (module, filename) => {
   module._compile(code, filename);
 };
 
-Module._extensions['.lua'] = (module, filename) => {
-  // A string: SWC's import interop turns it into the default export.
+// Lua and SQL twins: a string, which SWC's import interop turns into the default export.
+Module._extensions['.lua'] = Module._extensions['.sql'] = (module, filename) => {
   module.exports = fs.readFileSync(filename, 'utf8');
 };
 

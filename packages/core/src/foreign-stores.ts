@@ -1,4 +1,6 @@
 import { describeValue } from './errors.js';
+import { isPg } from './stores/postgres/clients/pg.js';
+import { isPostgresJs } from './stores/postgres/clients/postgres-js.js';
 
 /**
  * Why a `store` (or `limiter`) that is not Sluice's was refused: what it is, when it is another
@@ -7,12 +9,14 @@ import { describeValue } from './errors.js';
  */
 
 const REDIS_STORE = 'store: new RedisStore({ client }) from @sluice/core, with your Redis client';
+const POSTGRES_STORE = 'a PostgreSQL client; pass store: new PostgresStore({ client }) from @sluice/core';
 
 type Shape = Record<string, unknown>;
 const has = (value: Shape, ...methods: string[]) => methods.every((m) => typeof value[m] === 'function');
 
 /** What another library's store or limiter `value` is, and what to pass instead; undefined if none. */
 export function foreignStore(value: unknown): string | undefined {
+  if (isPg(value) || isPostgresJs(value)) return POSTGRES_STORE;
   if (typeof value === 'function') {
     // @fastify/rate-limit takes its store as a class.
     const proto = (value as { prototype?: Shape }).prototype;

@@ -84,6 +84,11 @@ export interface Algorithm {
   refund(state: State | undefined, now: number, charge: Charge, p: PolicyParams): RefundResult;
   /** The Lua twin: a chunk that registers this algorithm's step and refund under `code`. */
   readonly lua: string;
+  /**
+   * The SQL twin (PostgresStore): PL/pgSQL functions `sluice_v1_<twin>_step` and `_refund` making the
+   * same decision inside PostgreSQL, with helpers from algorithm.sql.
+   */
+  readonly sql: string;
 }
 
 /** Gives `next` the length of the state it is to hold (setting a length that is already right costs a call). */

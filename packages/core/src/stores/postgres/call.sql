@@ -1,0 +1,141 @@
+-- Sluice: one call of PostgresStore, decided in one statement (stores/postgres/schema.ts fills in
+-- {{table}}, {{call}}, {{grace}} and {{sweep}}). Every row of a call is locked in one global order (keys
+-- sorted in the "C" collation), so calls that share keys, in whatever order, never deadlock; the
+-- function runs in the statement's own transaction at READ COMMITTED, so none fails to serialize.
+-- op    'c' consume: charge every policy if all allow, none otherwise; 'p' peek: charge nothing;
+--       'r' refund one charge; 'd' reset a subject (delete its keys, mark when: a refund gives back
+--       nothing charged before)
+-- keys  'c', 'p': one per policy, in the limiter's order; 'r': those, then the reset mark of each;
+--       'd': the subject's keys of the subject-scoped policies, then the reset mark of each
+-- codes the algorithm code of each policy ('d': none)
+-- nums  per policy: limit, windowMs, burst
+-- args  [1] now in ms from the caller's clock, or NULL for the database's clock_timestamp(); then
+--       'c', 'p': cost, lease id; 'r': cost, lease id, chargedAt; 'd': each mark's life in ms
+-- Returns ('c', 'p') 'now,allowed,remaining,resetMs,retryAfterMs,delayMs,...' per policy (allowed 1/0,
+-- retryAfterMs -1: never); '' otherwise.
+-- expires_at is always on the database's clock, for the sweep: under a caller's clock a row lives
+-- {{grace}} ms longer than that clock says it matters (a stale state decides as no state does).
+CREATE OR REPLACE FUNCTION {{call}}(op text, keys text[], codes text[], nums bigint[], args bigint[])
+RETURNS text LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  n int := coalesce(array_length(codes, 1), 0);
+  clocked boolean := args[1] IS NOT NULL;
+  db_now bigint := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+  now bigint := coalesce(args[1], db_now);
+  cost bigint;
+  lease bigint;
+  k text;
+  s bigint[];
+  e bigint;
+  mark bigint[];
+  r record;
+  f record;
+  every boolean := true;
+  states text[] := '{}';
+  nexts text[] := '{}';
+  expiries bigint[] := '{}';
+  reply bigint[] := ARRAY[now];
+  m int;
+BEGIN
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    RAISE EXCEPTION 'sluice: PostgresStore runs at READ COMMITTED, not %', current_setting('transaction_isolation')
+      USING HINT = 'do not set default_transaction_isolation for the role or database Sluice uses';
+  END IF;
+
+  IF op = 'd' THEN
+    m := coalesce(array_length(keys, 1), 0) / 2;
+    DELETE FROM {{table}} WHERE key IN (
+      SELECT t.key FROM {{table}} t WHERE t.key = ANY (keys[1:m]) ORDER BY t.key FOR UPDATE);
+    INSERT INTO {{table}} (key, state, expires_at)
+      SELECT u.k, ARRAY[now],
+             CASE WHEN clocked THEN db_now + u.life + {{grace}} ELSE now + u.life END
+      FROM unnest(keys[m + 1:2 * m], args[2:m + 1]) AS u(k, life)
+      ORDER BY u.k COLLATE "C"
+      ON CONFLICT (key) DO UPDATE SET state = EXCLUDED.state, expires_at = EXCLUDED.expires_at;
+    RETURN '';
+  END IF;
+
+  cost := args[2];
+  lease := args[3];
+
+  IF op = 'r' THEN
+    -- Only rows that hold a state: nothing was charged where there is none.
+    PERFORM 1 FROM {{table}} t WHERE t.key = ANY (keys[1:n]) ORDER BY t.key FOR UPDATE;
+    FOR i IN 1..n LOOP
+      -- A charge made before the subject's last reset (or in its millisecond): the reset took it already.
+      -- Not for a lease, given back by its id, which the reset dropped (marksApply in stores/store.ts).
+      mark := NULL;
+      IF codes[i] <> 'cc' THEN
+        SELECT t.state INTO mark FROM {{table}} t
+          WHERE t.key = keys[n + i] AND (clocked OR t.expires_at > now);
+      END IF;
+      CONTINUE WHEN mark IS NOT NULL AND mark[1] >= args[4];
+      s := NULL;
+      SELECT t.state INTO s FROM {{table}} t WHERE t.key = keys[i] AND (clocked OR t.expires_at > now);
+      CONTINUE WHEN s IS NULL;
+      f := sluice_v1_refund(codes[i], s, now, cost, args[4], lease, nums[3 * i - 2], nums[3 * i - 1], nums[3 * i]);
+      IF f.expires_at <= now THEN
+        DELETE FROM {{table}} WHERE key = keys[i];
+      ELSE
+        UPDATE {{table}} SET state = f.next,
+          expires_at = CASE WHEN clocked THEN db_now + f.expires_at - now + {{grace}} ELSE f.expires_at END
+          WHERE key = keys[i];
+      END IF;
+    END LOOP;
+    RETURN '';
+  END IF;
+
+  IF op = 'c' THEN
+    -- Lock every row of the call in key order, creating the missing ones (an empty state).
+    FOR k IN SELECT DISTINCT u COLLATE "C" FROM unnest(keys) u ORDER BY 1 LOOP
+      LOOP
+        PERFORM 1 FROM {{table}} t WHERE t.key = k FOR UPDATE;
+        EXIT WHEN FOUND;
+        INSERT INTO {{table}} (key, state, expires_at) VALUES (k, NULL, 0) ON CONFLICT (key) DO NOTHING;
+      END LOOP;
+    END LOOP;
+  END IF;
+
+  FOR i IN 1..n LOOP
+    s := NULL;
+    SELECT t.state INTO s FROM {{table}} t WHERE t.key = keys[i] AND (clocked OR t.expires_at > now);
+    states[i] := s::text;
+    r := sluice_v1_step(codes[i], s, now, cost, nums[3 * i - 2], nums[3 * i - 1], nums[3 * i], lease);
+    every := every AND r.allowed;
+    nexts[i] := r.next::text;
+    expiries[i] := r.expires_at;
+    reply := reply || ARRAY[CASE WHEN r.allowed THEN 1 ELSE 0 END, r.remaining, r.reset_ms, r.retry_ms, r.delay_ms];
+  END LOOP;
+
+  IF every AND op = 'c' THEN
+    FOR i IN 1..n LOOP
+      IF expiries[i] <= now THEN
+        DELETE FROM {{table}} WHERE key = keys[i];
+      ELSE
+        UPDATE {{table}} SET state = nexts[i]::bigint[],
+          expires_at = CASE WHEN clocked THEN db_now + expiries[i] - now + {{grace}} ELSE expiries[i] END
+          WHERE key = keys[i];
+      END IF;
+    END LOOP;
+  ELSE
+    -- Nothing is charged: a policy that would have allowed reports its state as it stands.
+    FOR i IN 1..n LOOP
+      IF reply[5 * i - 3] = 1 THEN
+        r := sluice_v1_step(codes[i], states[i]::bigint[], now, 0, nums[3 * i - 2], nums[3 * i - 1], nums[3 * i], lease);
+        reply[5 * i - 2] := r.remaining;
+        reply[5 * i - 1] := r.reset_ms;
+        reply[5 * i] := 0;
+        reply[5 * i + 1] := r.delay_ms;
+      END IF;
+    END LOOP;
+  END IF;
+  IF op = 'c' THEN
+    -- Expired rows go a bounded batch at a time, skipping rows other calls hold: no full scan, no wait.
+    -- Last, once the call waits for nothing more: the rows it deletes are locked outside the key
+    -- order, and a call that waited while holding them could close a cycle with one waiting for them.
+    DELETE FROM {{table}} WHERE key IN (
+      SELECT t.key FROM {{table}} t WHERE t.expires_at < db_now
+      ORDER BY t.expires_at LIMIT {{sweep}} FOR UPDATE SKIP LOCKED);
+  END IF;
+  RETURN array_to_string(reply, ',');
+END $$;

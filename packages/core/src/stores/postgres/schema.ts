@@ -1,0 +1,146 @@
+import helpers from '../../algorithms/algorithm.sql';
+import { algorithms } from '../../algorithms/index.js';
+import call from './call.sql';
+
+/**
+ * What PostgresStore creates in the database, assembled from the algorithms' SQL twins as script.ts
+ * assembles the Lua: the twins' functions, a dispatcher by algorithm code, the table, and the one
+ * function a call runs (call.sql).
+ *
+ * Versioned: every function name carries SCHEMA_VERSION, so two releases of Sluice that differ in
+ * what they run can share one database (and one table: a release that changes a state's layout gives
+ * its algorithm a new code, so the keys differ too). The table's layout is kept across versions.
+ */
+export const SCHEMA_VERSION = 1;
+const PREFIX = `sluice_v${SCHEMA_VERSION}_`;
+
+/**
+ * How much longer rows live, on the database's clock, than a caller's clock says they matter. A stale
+ * state decides like no state, so a longer life changes no decision; an early sweep, under a manual
+ * clock that stands still while the database's runs, would. Only tests pass a clock: ten minutes
+ * covers a trace on a slow, loaded machine.
+ */
+export const CLOCK_GRACE_MS = 600_000;
+/** Expired rows a consume deletes at most: bounded work per call, and more than a call creates. */
+export const SWEEP_ROWS = 16;
+
+/** A plain SQL identifier (folded to lower case by PostgreSQL, as when written unquoted). */
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** PostgreSQL's longest identifier, less the suffix the call function adds to the table's name. */
+const CALL_SUFFIX = `_${PREFIX}call`;
+const MAX_TABLE_NAME = 63 - CALL_SUFFIX.length;
+
+/** The table's schema (undefined: the connection's search_path) and name. */
+export interface TableName {
+  readonly schema: string | undefined;
+  readonly name: string;
+}
+
+/** `'table'` or `'schema.table'`, or a reason why it is not one. */
+export function parseTable(table: string): TableName | string {
+  const parts = table.split('.');
+  if (parts.length > 2 || !parts.every((part) => IDENTIFIER.test(part))) {
+    return 'expected a plain SQL identifier (letters, digits and _, not starting with a digit), or schema.table';
+  }
+  const name = parts[parts.length - 1]!;
+  if (name.length > MAX_TABLE_NAME) return `expected a table name of at most ${MAX_TABLE_NAME} characters`;
+  if (parts.length === 2 && parts[0]!.length > 63) return 'expected a schema name of at most 63 characters';
+  return { schema: parts.length === 2 ? parts[0] : undefined, name };
+}
+
+/** The names the store's SQL uses, schema-qualified when the table is. */
+export function namesOf({ schema, name }: TableName): { table: string; call: string } {
+  const at = schema === undefined ? '' : `${schema}.`;
+  return { table: `${at}${name}`, call: `${at}${name}${CALL_SUFFIX}` };
+}
+
+/** The distinct SQL twins (token-bucket and leaky-bucket share gcra's), each with the codes it serves. */
+function twins(): Array<{ source: string; twin: string; codes: string[] }> {
+  const bySource = new Map<string, { source: string; twin: string; codes: string[] }>();
+  for (const algorithm of Object.values(algorithms)) {
+    let entry = bySource.get(algorithm.sql);
+    if (entry === undefined) {
+      const twin = new RegExp(`FUNCTION ${PREFIX}(\\w+)_step{{step}}`).exec(algorithm.sql)?.[1];
+      if (twin === undefined) throw new Error(`the SQL twin of ${algorithm.name} defines no ${PREFIX}*_step`);
+      entry = { source: algorithm.sql, twin, codes: [] };
+      bySource.set(algorithm.sql, entry);
+    }
+    entry.codes.push(algorithm.code);
+  }
+  return [...bySource.values()];
+}
+
+/** The signatures every twin's step and refund share: what `{{step}}` and `{{refund}}` stand for in them. */
+const STEP_PARAMS =
+  'state bigint[], now bigint, cost bigint, lim bigint, w bigint, burst bigint, lease bigint';
+const STEP_OUT =
+  'allowed boolean, OUT next bigint[], OUT remaining bigint, OUT reset_ms bigint, OUT retry_ms bigint, OUT delay_ms bigint, OUT expires_at bigint';
+const REFUND_PARAMS =
+  'state bigint[], now bigint, cost bigint, charged_at bigint, lease bigint, lim bigint, w bigint, burst bigint';
+const REFUND_OUT = 'next bigint[], OUT expires_at bigint';
+const LANGUAGE = 'LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE';
+
+const signature = (params: string, out: string) => `(\n  ${params},\n  OUT ${out})\n${LANGUAGE}`;
+
+/** A twin's source with its signatures filled in. */
+function withSignatures(source: string): string {
+  return source
+    .replaceAll('{{step}}', signature(STEP_PARAMS, STEP_OUT))
+    .replaceAll('{{refund}}', signature(REFUND_PARAMS, REFUND_OUT));
+}
+
+/** `sluice_v1_step(code, ...)` or `sluice_v1_refund(code, ...)`: calls the twin of the algorithm code. */
+function dispatcher(kind: 'step' | 'refund', params: string, out: string): string {
+  const args = params.replace(/ [a-z[\]]+(,|$)/g, '$1');
+  const into = out.replace(/(OUT )?(\w+) [a-z[\]]+/g, '$2');
+  const branches = twins().map(
+    ({ twin, codes }) =>
+      `    WHEN ${codes.map((c) => `'${c}'`).join(', ')} THEN\n      SELECT * INTO ${into} FROM ${PREFIX}${twin}_${kind}(${args});`,
+  );
+  return `CREATE OR REPLACE FUNCTION ${PREFIX}${kind}${signature(`code text, ${params}`, out)} AS $$
+BEGIN
+  CASE code
+${branches.join('\n')}
+    ELSE RAISE EXCEPTION 'sluice: unknown algorithm %', code;
+  END CASE;
+END $$;
+`;
+}
+
+/**
+ * Everything the store needs, as SQL statements to run in one transaction (PostgresStore runs them
+ * so, when `createTable` is on). Idempotent; the advisory lock (held until the transaction ends)
+ * serializes processes creating it at once, which DDL alone does not.
+ */
+export function schemaSql(table: TableName): string {
+  const { table: qualified, call: callName } = namesOf(table);
+  const at = table.schema === undefined ? '' : `${table.schema}.`;
+  // Helper and twin names qualified by the table's schema, so that the call function finds them.
+  const qualify = (sql: string) =>
+    at === '' ? sql : sql.replace(new RegExp(`\\b${PREFIX}`, 'g'), `${at}${PREFIX}`);
+  const body = call
+    .replaceAll('{{table}}', qualified)
+    .replaceAll('{{call}}', callName)
+    .replaceAll('{{grace}}', String(CLOCK_GRACE_MS))
+    .replaceAll('{{sweep}}', String(SWEEP_ROWS));
+  return `-- Sluice PostgresStore schema v${SCHEMA_VERSION} for table ${qualified} (PostgresStore.schema()).
+SELECT pg_advisory_xact_lock(hashtext('sluice schema'), ${SCHEMA_VERSION});
+
+-- One row per key of every limiter: key (prefix, limiter, policy, algorithm, subject), the algorithm's
+-- state, and when the row may be deleted (ms since the epoch, database clock).
+CREATE TABLE IF NOT EXISTS ${qualified} (
+  key text COLLATE "C" PRIMARY KEY,
+  state bigint[],
+  expires_at bigint NOT NULL
+) WITH (fillfactor = 80);
+CREATE INDEX IF NOT EXISTS ${table.name}_expires_at ON ${qualified} (expires_at);
+
+${qualify(helpers)}
+${twins()
+  .map(({ source }) => qualify(withSignatures(source)))
+  .join('\n')}
+-- Each algorithm code's twin.
+${qualify(dispatcher('step', STEP_PARAMS, STEP_OUT))}
+${qualify(dispatcher('refund', REFUND_PARAMS, REFUND_OUT))}
+${qualify(body)}`;
+}

@@ -1,0 +1,266 @@
+/**
+ * Real PostgreSQL (and pgbouncer) processes for the tests, each on a free loopback port with a temp
+ * dir of its own (data, unix socket, logs), started per test file and killed when the process exits.
+ * No mocks. Debian's `postgresql` package (scripts/install-postgres.sh): initdb refuses root, so the
+ * server runs as the `postgres` user (Node's spawn with its uid and gid, which keeps the real pid, so a
+ * test can stop, stall or kill the server itself).
+ *
+ * This file imports Node built-ins only, and redis.ts's helpers for any server.
+ */
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describeNeeding, freePort, onExit } from './redis.js';
+
+const HOST = '127.0.0.1';
+const START_TIMEOUT_MS = 30_000;
+
+/** The newest PostgreSQL binaries installed (Debian keeps each major under /usr/lib/postgresql). */
+function binDir(): string | undefined {
+  if (process.env.SLUICE_PG_BIN) return process.env.SLUICE_PG_BIN;
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const majors = readdirSync(root)
+    .map(Number)
+    .filter((v) => v >= 15)
+    .sort((a, b) => b - a);
+  return majors.length === 0 ? undefined : join(root, String(majors[0]), 'bin');
+}
+
+const running = new Set<ChildProcess>();
+
+/**
+ * Signals a server and every process it started: PostgreSQL's backends each call setsid(), so they
+ * are in no process group of the postmaster's, only its children.
+ */
+function signalAll(child: ChildProcess, name: NodeJS.Signals): void {
+  const pids = [child.pid!];
+  const listed = spawnSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' });
+  for (const pid of listed.stdout?.split('\n') ?? []) if (pid.trim() !== '') pids.push(Number(pid));
+  for (const pid of pids) {
+    try {
+      process.kill(pid, name);
+    } catch {}
+  }
+}
+const dirs = new Set<string>();
+onExit(() => {
+  // The postmaster and its backends, even when stalled.
+  for (const child of running) signalAll(child, 'SIGKILL');
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Why Postgres tests cannot run here, or undefined when they can. */
+export function postgresMissing(): string | undefined {
+  const bin = binDir();
+  if (bin === undefined || !existsSync(join(bin, 'initdb'))) {
+    return 'PostgreSQL 15+ is not installed (bash scripts/install-postgres.sh)';
+  }
+  if (spawnSync('id', ['-u', 'postgres']).status !== 0)
+    return 'there is no postgres user (install the postgresql package)';
+  return undefined;
+}
+
+export function pgbouncerMissing(): string | undefined {
+  return spawnSync('pgbouncer', ['--version'], { stdio: 'ignore' }).status === 0
+    ? undefined
+    : 'pgbouncer is not installed (bash scripts/install-postgres.sh)';
+}
+
+/**
+ * `describe` for suites that need PostgreSQL: skipped with a loud warning when it is missing, except
+ * under CI, where the suite fails instead.
+ */
+export function describePostgres(
+  name: string,
+  body: () => void,
+  needs: Array<() => string | undefined> = [],
+): void {
+  const missing = [postgresMissing, ...needs].map((check) => check()).find((m) => m !== undefined);
+  describeNeeding(name, missing, { server: 'PostgreSQL', suites: 'Postgres suites' }, body);
+}
+
+function postgresUser(): { uid: number; gid: number } {
+  return {
+    uid: Number(execFileSync('id', ['-u', 'postgres']).toString()),
+    gid: Number(execFileSync('id', ['-g', 'postgres']).toString()),
+  };
+}
+
+/** A dir owned by the postgres user, removed when this process exits. */
+function tempDir(name: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `sluice-${name}-`));
+  dirs.add(dir);
+  const { uid, gid } = postgresUser();
+  chownSync(dir, uid, gid);
+  return dir;
+}
+
+/** Whether something accepts TCP connections on the port. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const socket = createConnection({ host: HOST, port }, () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Whether PostgreSQL on the port takes queries (a server still starting up accepts connections, refusing them). */
+function ready(port: number): boolean {
+  return spawnSync(join(binDir()!, 'pg_isready'), ['-q', '-h', HOST, '-p', String(port)]).status === 0;
+}
+
+/** Resolves once the server is ready. */
+async function listening(
+  port: number,
+  child: ChildProcess,
+  output: () => string,
+  isReady: (port: number) => boolean | Promise<boolean>,
+): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited: ${output()}`);
+    const ok = await isReady(port);
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`server did not start in time: ${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+export interface ServerProcess {
+  host: string;
+  port: number;
+  /** postgres://postgres@127.0.0.1:port/postgres (trust authentication: no password). */
+  url: string;
+  /** Stops the server gracefully and waits for it to exit. */
+  stop(): Promise<void>;
+  /** SIGKILL to the server and every backend, as a crash would, and waits for it to exit. */
+  kill(): Promise<void>;
+  /** SIGSTOP to every process of the server: connections stay open and nothing answers. */
+  pause(): void;
+  /** SIGCONT after pause. */
+  resume(): void;
+  /** Starts it again on the same port. */
+  restart(): Promise<void>;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+/** A server process under `spawn` its output kept for error messages. */
+function serve(
+  command: string,
+  args: string[],
+  port: number,
+  isReady: (port: number) => boolean | Promise<boolean>,
+): () => Promise<ServerProcess> {
+  let child: ChildProcess;
+  let output = '';
+  const launch = async () => {
+    output = '';
+    child = spawn(command, args, { ...postgresUser(), stdio: ['ignore', 'pipe', 'pipe'] });
+    running.add(child);
+    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('exit', () => running.delete(child));
+    await listening(port, child, () => output, isReady);
+  };
+  const signal = (name: NodeJS.Signals) => signalAll(child, name);
+  return async () => {
+    await launch();
+    const server: ServerProcess = {
+      host: HOST,
+      port,
+      url: `postgres://postgres@${HOST}:${port}/postgres`,
+      async stop() {
+        signal('SIGCONT');
+        signal('SIGINT');
+        await exited(child);
+      },
+      async kill() {
+        signal('SIGKILL');
+        await exited(child);
+      },
+      pause: () => signal('SIGSTOP'),
+      resume: () => signal('SIGCONT'),
+      async restart() {
+        await server.kill();
+        await launch();
+      },
+    };
+    return server;
+  };
+}
+
+export interface StartPostgresOptions {
+  /** Extra settings, as `-c name=value`. */
+  settings?: Record<string, string | number>;
+}
+
+/** Starts a fresh PostgreSQL server (initdb, then postgres) on a free loopback port. */
+export async function startPostgres(options: StartPostgresOptions = {}): Promise<ServerProcess> {
+  const bin = binDir()!;
+  const dir = tempDir('pg');
+  const data = join(dir, 'data');
+  const init = spawnSync(
+    join(bin, 'initdb'),
+    ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C'],
+    { ...postgresUser(), encoding: 'utf8' },
+  );
+  if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
+  const settings: Record<string, string | number> = {
+    listen_addresses: HOST,
+    unix_socket_directories: dir,
+    fsync: 'off',
+    synchronous_commit: 'off',
+    full_page_writes: 'off',
+    max_connections: 200,
+    ...options.settings,
+  };
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    const args = ['-D', data, '-p', String(port)];
+    for (const [name, value] of Object.entries(settings)) args.push('-c', `${name}=${value}`);
+    try {
+      return await serve(join(bin, 'postgres'), args, port, ready)();
+    } catch (error) {
+      if (attempt >= 2) throw error;
+    }
+  }
+}
+
+/** Starts pgbouncer in front of `server`, in transaction mode: server connections are shared per transaction. */
+export async function startPgBouncer(server: { port: number }, poolSize = 4): Promise<ServerProcess> {
+  const dir = tempDir('pgbouncer');
+  const port = await freePort();
+  const ini = join(dir, 'pgbouncer.ini');
+  writeFileSync(
+    ini,
+    [
+      '[databases]',
+      `postgres = host=${HOST} port=${server.port} dbname=postgres user=postgres`,
+      '[pgbouncer]',
+      `listen_addr = ${HOST}`,
+      `listen_port = ${port}`,
+      `unix_socket_dir = ${dir}`,
+      'auth_type = trust',
+      `auth_file = ${join(dir, 'users.txt')}`,
+      'pool_mode = transaction',
+      `default_pool_size = ${poolSize}`,
+      'max_client_conn = 500',
+      'ignore_startup_parameters = extra_float_digits',
+      `logfile = ${join(dir, 'pgbouncer.log')}`,
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(join(dir, 'users.txt'), '"postgres" ""\n');
+  const { uid, gid } = postgresUser();
+  for (const file of ['pgbouncer.ini', 'users.txt']) chownSync(join(dir, file), uid, gid);
+  return serve('pgbouncer', [ini], port, accepts)();
+}
