@@ -1,4 +1,5 @@
 import { describeValue, ErrorCodes, SluiceConfigError } from '../../errors.js';
+import { soon } from '../../portable/runtime.js';
 import type { PolicyOutcome, RefundCall, Store, StoreCall, StoreLimiter, StoreOutcome } from '../store.js';
 import { misuseOf, type RedisClient, runnerFor, type ScriptRunner } from './clients/runner.js';
 import { type KeyPlan, planOf } from './keys.js';
@@ -171,7 +172,7 @@ export class RedisStore implements Store {
       open.set(tag, batch);
       if (!this.flushing) {
         this.flushing = true;
-        setImmediate(() => this.flush());
+        soon(() => this.flush());
       }
     }
     return batch;
