@@ -2,7 +2,7 @@
  * SHA-1, SHA-256 and HMAC-SHA-256 in plain TypeScript, synchronous, for every runtime: key parts are
  * computed on the decision path, where WebCrypto (async only) would cost a promise per call, and
  * node:crypto is missing on workerd without nodejs_compat and on Vercel's Edge Runtime. The output is
- * byte for byte node:crypto's (test/regressions/portable-hashes.test.ts compares them).
+ * byte for byte node:crypto's (packages/core/test/portable.test.ts compares them).
  */
 
 const encoder = new TextEncoder();
