@@ -2,6 +2,7 @@ import {
   createHttpHandler,
   type Decision,
   ErrorCodes,
+  giveBack,
   type HttpOptions,
   type HttpOutcome,
   PROBLEM_CONTENT_TYPE,
@@ -56,6 +57,9 @@ const reader: RequestReader<Call> = {
   gone: (call) => call.request.signal?.aborted === true,
   previous: (call) => decisions.get(call.request),
 };
+
+/** What `check` answers for a client that has gone: nobody reads it (nginx's 499). */
+const CLIENT_GONE = 499;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -114,6 +118,11 @@ export function rateLimiter<C extends unknown[] = unknown[]>(
     lastCheck.set(request, headers);
     if (!outcome.pass) return { response: await refusal(outcome, call, headers), headers, decision };
     if (outcome.delayMs > 0) await sleep(outcome.delayMs);
+    // Gone while the store decided or while held: no handler runs, and the charge comes back.
+    if (request.signal?.aborted) {
+      giveBack(outcome);
+      return { response: new Response(null, { status: CLIENT_GONE }), headers, decision };
+    }
     const { finish } = outcome;
     if (finish === undefined) return { headers, decision };
     let finished = false;
@@ -121,10 +130,9 @@ export function rateLimiter<C extends unknown[] = unknown[]>(
       if (finished) return;
       finished = true;
       if (decisions.get(request) === decision) decisions.delete(request);
-      finish(status);
+      // A client that left before the response was done gives nothing back (0), as on Node.
+      finish(request.signal?.aborted ? 0 : status);
     };
-    // A client gone while held runs no handler and keeps no charge.
-    if (call.request.signal?.aborted) once(0);
     return { headers, decision, finish: once };
   }
 
