@@ -19,7 +19,7 @@ export { ErrorCodes, SluiceConfigError } from './errors.js';
 export type { HandlerApi } from './http/adapter.js';
 export { afterHandler, callHandler, giveBack, withGetIp, withHandlerApi } from './http/adapter.js';
 export type { HttpHandler, HttpOutcome } from './http/handle.js';
-export { createHttpHandler, PROBLEM_CONTENT_TYPE, UnknownPlanError } from './http/handle.js';
+export { createHttpHandler, isGone, PROBLEM_CONTENT_TYPE, UnknownPlanError } from './http/handle.js';
 export type { HeaderMode } from './http/headers.js';
 export { mergeHttpOptions } from './http/merge.js';
 export type { FrameworkRequest } from './http/node/response.js';

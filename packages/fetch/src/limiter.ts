@@ -5,6 +5,7 @@ import {
   giveBack,
   type HttpOptions,
   type HttpOutcome,
+  isGone,
   PROBLEM_CONTENT_TYPE,
   type RequestReader,
   SluiceConfigError,
@@ -58,8 +59,11 @@ const reader: RequestReader<Call> = {
   previous: (call) => decisions.get(call.request),
 };
 
-/** What `check` answers for a client that has gone: nobody reads it (nginx's 499). */
-const CLIENT_GONE = 499;
+/**
+ * What `check` answers for a client that has gone: nobody reads it. (nginx's 499 is no status a
+ * Response may carry: 200 to 599 only.)
+ */
+const CLIENT_GONE = 408;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -116,9 +120,11 @@ export function rateLimiter<C extends unknown[] = unknown[]>(
     const { decision } = outcome;
     if (decision !== undefined) decisions.set(request, decision);
     lastCheck.set(request, headers);
+    // Gone before the decision (nothing charged), while the store decided or while held (the charge
+    // comes back): no handler runs.
+    if (isGone(outcome)) return { response: new Response(null, { status: CLIENT_GONE }), headers };
     if (!outcome.pass) return { response: await refusal(outcome, call, headers), headers, decision };
     if (outcome.delayMs > 0) await sleep(outcome.delayMs);
-    // Gone while the store decided or while held: no handler runs, and the charge comes back.
     if (request.signal?.aborted) {
       giveBack(outcome);
       return { response: new Response(null, { status: CLIENT_GONE }), headers, decision };
