@@ -46,6 +46,7 @@ export { MemoryStore } from './stores/memory-store.js';
 export type { RedisScriptClient } from './stores/redis/clients/ioredis.js';
 export type { NodeRedisScriptClient, NodeRedisScriptCluster } from './stores/redis/clients/node-redis.js';
 export type { RedisClient } from './stores/redis/clients/runner.js';
+export type { UpstashScriptClient } from './stores/redis/clients/upstash.js';
 export type { RedisStoreOptions } from './stores/redis/redis-store.js';
 export { RedisStore } from './stores/redis/redis-store.js';
 export type {

@@ -39,8 +39,8 @@ interface Waiter {
 
 export interface RedisStoreOptions {
   /**
-   * An ioredis or iovalkey `Redis` or `Cluster`, or a node-redis v4/v5 client (`createClient`) or
-   * cluster (`createCluster`).
+   * An ioredis or iovalkey `Redis` or `Cluster`, a node-redis v4/v5/v6 client (`createClient`) or
+   * cluster (`createCluster`), or an `@upstash/redis` `Redis` (HTTP; `@vercel/kv` too).
    */
   client: RedisClient;
   /** Milliseconds since the epoch, instead of Redis `TIME`; for tests (a manual clock). */
@@ -87,7 +87,7 @@ export class RedisStore implements Store {
       throw new SluiceConfigError(
         ErrorCodes.INVALID_STORE,
         'RedisStore.client',
-        `expected an ioredis or iovalkey Redis or Cluster, or a node-redis client or cluster (createClient, createCluster); got ${misuse ?? describeValue(client)}`,
+        `expected an ioredis or iovalkey Redis or Cluster, a node-redis client or cluster (createClient, createCluster), or an @upstash/redis Redis (@vercel/kv); got ${misuse ?? describeValue(client)}`,
       );
     }
     const keyPrefix = (client as { options?: { keyPrefix?: unknown } }).options?.keyPrefix;
