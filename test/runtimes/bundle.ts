@@ -20,13 +20,17 @@ export interface Bundle {
   readonly metafile: Metafile;
 }
 
-/** One ES module from `contents` (resolved from the repository root), minified or not. */
-export async function bundleForEdge(contents: string, minify = false): Promise<Bundle> {
+/**
+ * One ES module from `contents` (resolved from the repository root), minified or not; or, with
+ * `globalName`, a classic script that puts the module's exports on that global (Edge Runtime's form).
+ */
+export async function bundleForEdge(contents: string, minify = false, globalName?: string): Promise<Bundle> {
   const result = await build({
     stdin: { contents, resolveDir: root, loader: 'ts', sourcefile: 'entry.ts' },
     bundle: true,
     write: false,
-    format: 'esm',
+    format: globalName === undefined ? 'esm' : 'iife',
+    ...(globalName === undefined ? {} : { globalName }),
     platform: 'browser',
     conditions: ['workerd', 'edge-light', 'worker', 'browser'],
     target: 'es2022',

@@ -14,6 +14,7 @@ describe('edge bundle', () => {
       '@sluice/core (RedisStore, every algorithm)',
       'export { createLimiter, MemoryStore, RedisStore, createHttpHandler } from "@sluice/core";',
     ],
+    ['@sluice/fetch', 'export * from "@sluice/fetch";'],
     ['@sluice/hono', 'export * from "@sluice/hono";'],
   ])('%s imports no Node built-in', async (_name, contents) => {
     const bundle = await bundleForEdge(contents);
