@@ -122,11 +122,16 @@ let turning = false;
 /** The current turn of the event loop, as far as limiter-making needs to tell. */
 export function currentTurn(): number {
   if (!turning) {
-    turning = true;
-    setTimeout(() => {
-      turn++;
-      turning = false;
-    }, 0);
+    try {
+      setTimeout(() => {
+        turn++;
+        turning = false;
+      }, 0);
+      turning = true;
+    } catch {
+      // Workers allow no timer in a module's global scope, where a limiter is made once: no request
+      // is being served there, so this turn is no request's.
+    }
   }
   return turn;
 }
