@@ -4,27 +4,19 @@
  * mapped IPv4, ports), address lists, and HTTP exchanges through @sluice/fetch and @sluice/hono. A
  * manual clock makes every answer exact, so any difference is the runtime's.
  */
-import { type AlgorithmName, createLimiter, MemoryStore } from '@sluice/core';
+import { createLimiter, MemoryStore } from '@sluice/core';
 import { rateLimiter } from '@sluice/fetch';
+import { algorithmNames } from '../../packages/core/src/algorithms/index.js';
 import { digest, encodeSubject, policyNamespace } from '../../packages/core/src/keys.js';
 import { scriptSha } from '../../packages/core/src/stores/redis/script.js';
 import { honoResponses } from '../../packages/hono/test/runtime-probe.js';
 
 /** The start of a minute: `t` and Retry-After read whole windows. */
 const T0 = 1_800_000_000_000;
-const ALGORITHMS: AlgorithmName[] = [
-  'fixed-window',
-  'sliding-window',
-  'sliding-log',
-  'token-bucket',
-  'leaky-bucket',
-  'gcra',
-  'concurrency',
-];
 
 async function traces(): Promise<unknown[]> {
   const out: unknown[] = [];
-  for (const algorithm of ALGORITHMS) {
+  for (const algorithm of algorithmNames) {
     let now = T0;
     const limiter = createLimiter({
       policies: [
