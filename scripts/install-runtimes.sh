@@ -15,6 +15,10 @@ packages=(
   bun@1.4.5
 )
 stamp="$dir/installed"
+# Two test files may ask at once (Jest's workers): one installs, the other waits for it.
+mkdir -p "$(dirname "$dir")"
+exec 9>"$dir.lock"
+flock 9
 if [[ "$(cat "$stamp" 2>/dev/null)" != "${packages[*]}" ]]; then
   rm -rf "$dir"
   mkdir -p "$dir"
