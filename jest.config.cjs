@@ -27,6 +27,7 @@ module.exports = {
     '^@sluice/core/otel$': '<rootDir>/packages/core/src/otel/index.ts',
     '^@sluice/express$': '<rootDir>/packages/express/src/index.ts',
     '^@sluice/fastify$': '<rootDir>/packages/fastify/src/index.ts',
+    '^@sluice/fetch$': '<rootDir>/packages/fetch/src/index.ts',
     '^@sluice/hono$': '<rootDir>/packages/hono/src/index.ts',
     '^@sluice/koa$': '<rootDir>/packages/koa/src/index.ts',
     '^@sluice/nestjs$': '<rootDir>/packages/nestjs/src/index.ts',

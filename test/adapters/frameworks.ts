@@ -4,6 +4,7 @@
  */
 import { expressFrameworks } from '../../packages/express/test/framework.js';
 import { fastifyFrameworks } from '../../packages/fastify/test/framework.js';
+import { fetchFramework } from '../../packages/fetch/test/framework.js';
 import { honoFrameworks } from '../../packages/hono/test/framework.js';
 import { koaFrameworks } from '../../packages/koa/test/framework.js';
 import { nest11 } from '../../packages/nestjs/test/nest11.js';
@@ -18,6 +19,7 @@ export const frameworks: readonly Framework[] = [
   ...honoFrameworks,
   ...koaFrameworks,
   ...nest11,
+  fetchFramework,
 ];
 
 /** For `describe.each`: `[name, framework]` rows. */

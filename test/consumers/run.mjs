@@ -3,7 +3,7 @@
  * The packaging check: packs every package as npm would publish it, lints the tarballs (publint,
  * are-the-types-wrong), installs them into throwaway consumer projects at both ends of the declared
  * peer ranges, and there loads them from CommonJS and ESM, runs a request through Express, Fastify,
- * Hono (on @hono/node-server), Koa and NestJS and a decision through Redis, and type-checks a TypeScript consumer: with the
+ * Hono (on @hono/node-server), Koa, NestJS and a plain fetch handler and a decision through Redis, and type-checks a TypeScript consumer: with the
  * repository's tsc under node16, bundler and node10 resolution, and with TypeScript 5.4 and 7 (installed
  * in the consumer, matrix.mjs) under nodenext and bundler. Prints PASS/FAIL per check and exits non-zero on any failure.
  *
@@ -25,7 +25,7 @@ import { matrix, TYPESCRIPT } from './matrix.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
-const PACKAGES = ['core', 'express', 'fastify', 'hono', 'koa', 'nestjs'];
+const PACKAGES = ['core', 'express', 'fastify', 'fetch', 'hono', 'koa', 'nestjs'];
 const INSTALL_TIMEOUT_MS = 150_000;
 const args = new Set(process.argv.slice(2));
 /** The value of a `--name=value` argument, or undefined. */

@@ -105,6 +105,7 @@ export function writeProject(dir: string, all: readonly Snippet[]): string[] {
           '@sluice/core/testing': ['packages/core/src/testing/index.ts'],
           '@sluice/express': ['packages/express/src/index.ts'],
           '@sluice/fastify': ['packages/fastify/src/index.ts'],
+          '@sluice/fetch': ['packages/fetch/src/index.ts'],
           '@sluice/hono': ['packages/hono/src/index.ts'],
           '@sluice/koa': ['packages/koa/src/index.ts'],
           '@sluice/nestjs': ['packages/nestjs/src/index.ts'],

@@ -2,9 +2,9 @@
  * What Sluice publishes on Node's diagnostics channels. Publishing is guarded by `hasSubscribers`, so
  * with nobody listening a decision costs one property read. Messages are plain objects that never hold
  * a subject, a request, a credential or a client address: a subscriber can log or count them as they
- * are.
+ * are. This module imports no node:diagnostics_channel, so the edge build can hold it: Node's entry
+ * (index.ts) hands `useChannels` the real channels; elsewhere nothing listens and nothing is published.
  */
-import { channel } from 'node:diagnostics_channel';
 import type { Decision } from './decision.js';
 
 /** The channel names, for `diagnostics_channel.subscribe(name, fn)`. */
@@ -49,9 +49,25 @@ export interface CircuitMessage {
   readonly state: CircuitState;
 }
 
-export const decisionChannel = channel(DiagnosticChannels.decision);
-export const storeErrorChannel = channel(DiagnosticChannels.storeError);
-export const circuitChannel = channel(DiagnosticChannels.circuit);
+/** What Sluice needs of a diagnostics channel. */
+export interface Channel {
+  readonly hasSubscribers: boolean;
+  publish(message: unknown): void;
+}
+
+/** A channel nobody can subscribe to: where there are no diagnostics channels. */
+const silent: Channel = { hasSubscribers: false, publish() {} };
+
+export let decisionChannel: Channel = silent;
+export let storeErrorChannel: Channel = silent;
+export let circuitChannel: Channel = silent;
+
+/** Publishes on the channels `channel` names (node:diagnostics_channel's `channel`), from Node's entry. */
+export function useChannels(channel: (name: string) => Channel): void {
+  decisionChannel = channel(DiagnosticChannels.decision);
+  storeErrorChannel = channel(DiagnosticChannels.storeError);
+  circuitChannel = channel(DiagnosticChannels.circuit);
+}
 
 /** Publishes a decision; callers check `decisionChannel.hasSubscribers` first (a branch on the hot path). */
 export function publishDecision(limiter: string, decision: Decision, storeMs?: number): void {

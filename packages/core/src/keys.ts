@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { base64url, bytesOf, hmacSha256, sha256 } from './portable/sha.js';
 
 /**
  * Key parts. Names and subjects are escaped so that no input can open or close a Redis Cluster hash
@@ -29,16 +29,17 @@ export function encodeName(name: string): string {
 
 /** SHA-256 in base64url: how credentials and long subjects appear in keys. */
 export function digest(value: string): string {
-  return createHash('sha256').update(value).digest('base64url');
+  return base64url(sha256(bytesOf(value)));
 }
 
 /**
  * How credentials are hashed: HMAC-SHA-256 under `secret` when one is given (`credentialSecret`), so
  * whoever reads the store cannot test guessed keys against it; else plain SHA-256.
  */
-export function credentialDigest(secret: string | Buffer | undefined): (credential: string) => string {
+export function credentialDigest(secret: string | Uint8Array | undefined): (credential: string) => string {
   if (secret === undefined) return digest;
-  return (credential) => createHmac('sha256', secret).update(credential).digest('base64url');
+  const key = bytesOf(secret);
+  return (credential) => base64url(hmacSha256(key, bytesOf(credential)));
 }
 
 /**

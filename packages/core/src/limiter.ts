@@ -3,6 +3,7 @@ import { decisionChannel, publishDecision } from './diagnostics.js';
 import { ErrorCodes } from './errors.js';
 import { encodeName, encodeSubject, policyNamespace } from './keys.js';
 import { type LimiterConfig, type LimiterOptions, parseLimiterOptions } from './options.js';
+import { emitWarning } from './portable/runtime.js';
 import { StoreGuard } from './stores/failure.js';
 import { type KeySpace, MemoryStore } from './stores/memory-store.js';
 import type { Store, StoreCall, StoreLimiter, StoreOutcome, StorePolicy } from './stores/store.js';
@@ -46,9 +47,9 @@ function warnOnNameReuse(store: Store, config: LimiterConfig): void {
   if (earlier === undefined) names.set(key, signature);
   else if (earlier !== signature && earlier !== '') {
     names.set(key, '');
-    process.emitWarning(
+    emitWarning(
       `Two limiters on one store are named "${config.name}" with different policies; they share counters only where policy names match. Give each its own name.`,
-      { code: ErrorCodes.NAME_REUSE, type: 'SluiceWarning' },
+      ErrorCodes.NAME_REUSE,
     );
   }
 }

@@ -4,6 +4,7 @@ import { type Duration, formatDuration, parseDuration } from './duration.js';
 import { describeValue, type ErrorCode, ErrorCodes, SluiceConfigError } from './errors.js';
 import { foreignOption } from './foreign-options.js';
 import { invalidStoreMessage } from './foreign-stores.js';
+import { emitWarning } from './portable/runtime.js';
 import type { Store } from './stores/store.js';
 
 export type OnStoreError = 'local' | 'allow' | 'deny';
@@ -220,9 +221,9 @@ const secondsWarned = new Set<number>();
 function warnIfSeconds(windowMs: number, option: string): void {
   if (windowMs >= 1000 || secondsWarned.has(windowMs)) return;
   secondsWarned.add(windowMs);
-  process.emitWarning(
+  emitWarning(
     `${option}: ${windowMs} is ${windowMs} milliseconds. If seconds were meant (rate-limiter-flexible's duration, @nestjs/throttler 5's ttl), write '${windowMs}s' (or ${windowMs * 1000}); if milliseconds are, write '${windowMs}ms', which is not warned of.`,
-    { code: ErrorCodes.WINDOW_IN_SECONDS, type: 'SluiceWarning' },
+    ErrorCodes.WINDOW_IN_SECONDS,
   );
 }
 

@@ -106,25 +106,29 @@ export function lifecycle(framework: Framework): void {
   // called res.setHeader after a timeout had answered, and the throw ended the process as an unhandled
   // rejection (13f5928). Here Jest fails the test if a rejection goes unhandled or an exception uncaught
   // while it runs (the late decision lands within it); no listener of the test's own would see one.
-  test('a decision that comes back after another middleware answered neither throws nor keeps its charge', async () => {
-    const app = await start(
-      {
-        limit: 1,
-        window: '1m',
-        subject: async (req: unknown) => {
-          if (framework.header(req, 'x-slow') !== undefined) await tick(150);
-          return 'everyone';
+  // A fetch handler's wrapper that answers first (Promise.race) tells the limiter nothing: no response
+  // object is shared, so there is nothing to see answered. Its client leaving is seen (next test).
+  const seesOtherAnswers = !framework.name.startsWith('fetch');
+  if (seesOtherAnswers)
+    test('a decision that comes back after another middleware answered neither throws nor keeps its charge', async () => {
+      const app = await start(
+        {
+          limit: 1,
+          window: '1m',
+          subject: async (req: unknown) => {
+            if (framework.header(req, 'x-slow') !== undefined) await tick(150);
+            return 'everyone';
+          },
         },
-      },
-      { timeoutMs: 50 },
-    );
-    expect((await get(app, '/', { 'x-slow': '1' })).status).toBe(503);
-    await tick(250);
-    // The late decision gave its unit back: the limit of 1 is still whole, and no route ran for it.
-    expect((await get(app, '/ok')).status).toBe(200);
-    expect((await get(app, '/ok')).status).toBe(429);
-    expect(app.control.reached).toHaveLength(0);
-  });
+        { timeoutMs: 50 },
+      );
+      expect((await get(app, '/', { 'x-slow': '1' })).status).toBe(503);
+      await tick(250);
+      // The late decision gave its unit back: the limit of 1 is still whole, and no route ran for it.
+      expect((await get(app, '/ok')).status).toBe(200);
+      expect((await get(app, '/ok')).status).toBe(429);
+      expect(app.control.reached).toHaveLength(0);
+    });
 
   test('a decision that comes back after the client left gives back its charge and runs no route', async () => {
     const inner = recording(new MemoryStore());

@@ -21,6 +21,7 @@ exercise({
   expressVersion: load('express/package.json').version,
   fastify: load('fastify'),
   fastifyVersion: load('fastify/package.json').version,
+  sluiceFetch: load('@sluice/fetch'),
   sluiceHono: load('@sluice/hono'),
   Hono: load('hono').Hono,
   honoVersion: versionOf(require, 'hono'),

@@ -24,6 +24,7 @@ const failures = await exerciseModule.exercise({
   expressVersion: version('express'),
   fastify: (await load('fastify')).default,
   fastifyVersion: version('fastify'),
+  sluiceFetch: await load('@sluice/fetch'),
   sluiceHono: await load('@sluice/hono'),
   Hono: (await load('hono')).Hono,
   honoVersion: exerciseModule.versionOf(createRequire(import.meta.url), 'hono'),

@@ -119,6 +119,24 @@ async function exercise(m) {
     }
   });
 
+  await check('a fetch handler (@sluice/fetch): one request allowed, one denied', async () => {
+    const limit = m.sluiceFetch.rateLimiter({
+      limit: 1,
+      window: '1m',
+      getIp: (r) => r.headers.get('x-real-ip') ?? undefined,
+    });
+    const handler = limit.wrap((request) =>
+      Response.json({ remaining: limit.decisionOf(request).remaining }),
+    );
+    const request = () => new Request('http://localhost/', { headers: { 'x-real-ip': '203.0.113.7' } });
+    const first = await handler(request());
+    const second = await handler(request());
+    if (first.status !== 200 || (await first.json()).remaining !== 0)
+      throw new Error(`first: ${first.status}`);
+    if (second.status !== 429 || !second.headers.get('ratelimit'))
+      throw new Error(`second: ${second.status}`);
+  });
+
   await check(`koa ${m.koaVersion}: one request allowed, one denied`, async () => {
     const app = new m.Koa();
     app.use(m.sluiceKoa.rateLimiter({ limit: 1, window: '1m' }));

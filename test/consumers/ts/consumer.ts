@@ -18,6 +18,7 @@ import {
 import { manualClock } from '@sluice/core/testing';
 import { rateLimiter } from '@sluice/express';
 import sluice, { sluice as namedSluice } from '@sluice/fastify';
+import { rateLimiter as fetchLimiter } from '@sluice/fetch';
 import { rateLimiter as honoLimiter } from '@sluice/hono';
 import { rateLimiter as koaLimiter } from '@sluice/koa';
 import { RateLimit, SkipRateLimit, SluiceGuard, SluiceModule } from '@sluice/nestjs';
@@ -101,6 +102,19 @@ export function honoApp(): Hono {
   honoLimiter({ limit: 1, window: '1s', getIp: 'x-real-ip' });
   return app;
 }
+
+/** A Worker's shape: `(request, env, ctx)`, the context typed through to getIp. */
+export const worker = {
+  fetch: fetchLimiter<[{ TRUSTED: string }, unknown]>({
+    limit: 100,
+    window: '1m',
+    getIp: (request, env) =>
+      env.TRUSTED ? (request.headers.get('cf-connecting-ip') ?? undefined) : undefined,
+  }).wrap(async (request) => new Response(request.url)),
+};
+
+// @ts-expect-error: handler answers with a Response, not a body
+fetchLimiter({ limit: 1, window: '1s', getIp: () => '1.2.3.4', handler: () => ({ error: 'slow down' }) });
 
 export function koaApp(): Koa {
   const app = new Koa();

@@ -1,4 +1,4 @@
-import { isIP, isIPv4, isIPv6 } from 'node:net';
+import { isIP, isIPv4, isIPv6 } from './ip-syntax.js';
 
 /**
  * Client addresses as subjects. Total over strings: anything that is not an address is kept as it

@@ -1,7 +1,8 @@
-import { BlockList, isIP, isIPv4 } from 'node:net';
 import { describeValue, ErrorCodes } from '../errors.js';
 import { fail } from '../options.js';
+import { AddressList } from './address-list.js';
 import { addressOf, clientAddress, quoted } from './ip.js';
+import { isIP, isIPv4 } from './ip-syntax.js';
 
 /**
  * `allowList` / `denyList`, parsed. Entries are typed by their form (API.md r2): an IP address or a
@@ -13,7 +14,7 @@ import { addressOf, clientAddress, quoted } from './ip.js';
 export type ListConfig<Req> =
   | {
       /** The address and range entries; undefined when there are none. */
-      readonly addresses: BlockList | undefined;
+      readonly addresses: AddressList | undefined;
       /** The other entries; undefined when there are none. */
       readonly subjects: ReadonlySet<string> | undefined;
       readonly test?: undefined;
@@ -90,7 +91,7 @@ function withPort(entry: string, option: string): never {
  * that form (`::ffff:10.0.0.0/104`, the form a dual-stack socket reports) is added as its IPv4 range
  * (`10.0.0.0/8`), and matches `10.1.2.3` and `::ffff:10.1.2.3` alike.
  */
-function addAddress(addresses: BlockList, entry: string, option: string): void {
+function addAddress(addresses: AddressList, entry: string, option: string): void {
   const slash = entry.indexOf('/');
   const written = slash < 0 ? entry : entry.slice(0, slash);
   const address = clientAddress(written, false);
@@ -128,7 +129,7 @@ export function parseList<Req>(value: unknown, option: string): ListConfig<Req> 
       `expected an array of strings or a function; got ${describeValue(value)}`,
     );
   }
-  let addresses: BlockList | undefined;
+  let addresses: AddressList | undefined;
   let subjects: Set<string> | undefined;
   // Every index, holes of a sparse array included.
   for (let i = 0; i < value.length; i++) {
@@ -150,7 +151,7 @@ export function parseList<Req>(value: unknown, option: string): ListConfig<Req> 
       );
     }
     if (meantAsAddress(entry)) {
-      addresses ??= new BlockList();
+      addresses ??= new AddressList();
       addAddress(addresses, entry, `${option}[${i}]`);
     } else if (RANGE_SUFFIX.test(entry)) {
       notARange(entry, `${option}[${i}]`);

@@ -266,10 +266,13 @@ function parsePlans<Req>(
   return { limiters, pick: plan as (req: Req) => unknown, store };
 }
 
-/** A non-empty string or Buffer; its value is never shown in an error. */
-function parseSecret(value: unknown): string | Buffer | undefined {
+/**
+ * A non-empty string or Buffer (any Uint8Array, as a Buffer is one: not every runtime has Buffer); its value is never
+ * shown in an error.
+ */
+function parseSecret(value: unknown): string | Uint8Array | undefined {
   if (value === undefined) return undefined;
-  if ((typeof value === 'string' || Buffer.isBuffer(value)) && value.length > 0) return value;
+  if ((typeof value === 'string' || value instanceof Uint8Array) && value.length > 0) return value;
   return fail(
     ErrorCodes.INVALID_OPTION,
     'credentialSecret',

@@ -1,11 +1,12 @@
-import { BlockList, isIP } from 'node:net';
+import { AddressList } from './address-list.js';
 import { clientAddress } from './ip.js';
+import { isIP } from './ip-syntax.js';
 
 /**
  * What Express calls 'loopback, linklocal, uniquelocal' (proxy-addr's named subnets): addresses a
  * client on the Internet cannot connect from, so a peer among them is a proxy of your own network.
  */
-const PRIVATE = new BlockList();
+const PRIVATE = new AddressList();
 for (const [network, prefix] of [
   ['127.0.0.0', 8],
   ['169.254.0.0', 16],

@@ -1,6 +1,6 @@
-import { STATUS_CODES } from 'node:http';
 import { BAN_POLICY } from '../ban-names.js';
 import { retryAfterSeconds } from './headers.js';
+import { STATUS_TITLES } from './status-titles.js';
 
 /**
  * The bodies of blocked requests: RFC 9457 problem details (`application/problem+json`), with the
@@ -27,7 +27,7 @@ function problem(
   policy: string,
   retryAfter: number | undefined,
 ): ProblemBody {
-  const body: ProblemBody = { status, title: STATUS_CODES[status] ?? 'Error', detail, policy };
+  const body: ProblemBody = { status, title: STATUS_TITLES[status] ?? 'Error', detail, policy };
   if (retryAfter !== undefined) body.retryAfter = retryAfter;
   return body;
 }

@@ -65,7 +65,7 @@ export interface HttpOptions<Req = unknown, Res = unknown> extends LimiterOption
    * plain SHA-256, so the store's contents cannot be tested against guessed keys. Changing it starts
    * every credential's counts afresh.
    */
-  credentialSecret?: string | Buffer;
+  credentialSecret?: string | Uint8Array;
   /**
    * One-time warnings for deployments that would limit the wrong thing (default true): false turns
    * them all off, `{ ERR_SLUICE_…: false }` one.

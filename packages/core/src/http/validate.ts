@@ -1,5 +1,6 @@
 import { describeValue, ErrorCodes } from '../errors.js';
 import { fail } from '../options.js';
+import { emitWarning } from '../portable/runtime.js';
 
 /**
  * One-time warnings (the `validate` option) for deployments that would limit the wrong thing: each
@@ -102,7 +103,7 @@ export class Warnings {
     if (this.off === false || this.off.has(code)) return false;
     if (this.warned.has(code)) return true;
     this.warned.add(code);
-    process.emitWarning(MESSAGES[code](this.limiter, detail), { code, type: 'SluiceWarning' });
+    emitWarning(MESSAGES[code](this.limiter, detail), code);
     return true;
   }
 }
@@ -121,11 +122,16 @@ let turning = false;
 /** The current turn of the event loop, as far as limiter-making needs to tell. */
 export function currentTurn(): number {
   if (!turning) {
-    turning = true;
-    setTimeout(() => {
-      turn++;
-      turning = false;
-    }, 0);
+    try {
+      setTimeout(() => {
+        turn++;
+        turning = false;
+      }, 0);
+      turning = true;
+    } catch {
+      // Workers allow no timer in a module's global scope, where a limiter is made once: no request
+      // is being served there, so this turn is no request's.
+    }
   }
   return turn;
 }

@@ -9,6 +9,7 @@ import {
 } from '../diagnostics.js';
 import { ErrorCodes } from '../errors.js';
 import type { LimiterConfig } from '../options.js';
+import { emitWarning } from '../portable/runtime.js';
 import { type Admission, Breaker } from './breaker.js';
 import { Deadlines, isTimeout } from './deadlines.js';
 import { DenyCache } from './deny-cache.js';
@@ -232,19 +233,19 @@ export class StoreGuard {
   private degradedNow(): void {
     this.degraded = true;
     if (!this.published) return;
-    process.emitWarning(
+    emitWarning(
       `Limiter "${this.name}" is deciding without its store (${this.storeName} failed or answered later than storeTimeout); onStoreError '${this.onStoreError}' decides until it is back.`,
-      { code: ErrorCodes.STORE_DEGRADED, type: 'SluiceWarning' },
+      ErrorCodes.STORE_DEGRADED,
     );
   }
 
   private recovered(): void {
     this.degraded = false;
     if (!this.published) return;
-    process.emitWarning(`Limiter "${this.name}" is deciding on its store (${this.storeName}) again.`, {
-      code: ErrorCodes.STORE_RECOVERED,
-      type: 'SluiceWarning',
-    });
+    emitWarning(
+      `Limiter "${this.name}" is deciding on its store (${this.storeName}) again.`,
+      ErrorCodes.STORE_RECOVERED,
+    );
   }
 
   /** Runs a refund or reset on the store unless its circuit is open; failures and timeouts are dropped. */

@@ -1,5 +1,6 @@
 import type { NextState, State } from '../algorithms/index.js';
 import { describeValue, ErrorCodes, SluiceConfigError } from '../errors.js';
+import { unref } from '../portable/runtime.js';
 import {
   decideAll,
   markLifeMs,
@@ -56,7 +57,7 @@ function newReading(): number {
   readingUses = CALLS_PER_READING - 1;
   if (reading - timerSetAt > TIMER_LOST_MS) {
     timerSetAt = reading;
-    setTimeout(forgetReading, 1).unref();
+    unref(setTimeout(forgetReading, 1));
   }
   return reading;
 }

@@ -9,7 +9,7 @@ import {
 import Redis from 'ioredis';
 import { describeRedis, type RedisProcess, startRedis } from '../../../../test/support/redis.js';
 import { expectOnlyWarnings } from '../../../../test/support/warnings.js';
-import { type ClientName, closeClients, configuredClient } from '../redis/clients.js';
+import { closeClients, configuredClient, type TcpClientName } from '../redis/clients.js';
 import { watchUnhandledRejections } from './promises.js';
 
 // A failing store is warned about once when it fails and once when it is back: captured, nothing else.
@@ -93,7 +93,7 @@ function expectMode(mode: OnStoreError, calls: Call[]): void {
   }
 }
 
-const runs: Array<[ClientName, OnStoreError[]]> = [
+const runs: Array<[TcpClientName, OnStoreError[]]> = [
   ['ioredis', ['local', 'allow', 'deny']],
   ['iovalkey', ['local']],
   ['node-redis v4', ['allow']],

@@ -116,6 +116,14 @@ describeRedis('RedisStore atomicity under concurrent processes', () => {
     for (const name of CLIENT_NAMES) runs.push([name, backend, Array(PROCESSES).fill(name)]);
     runs.push(['every client at once', backend, [...CLIENT_NAMES]]);
   }
+  // Over HTTP (each process its own Upstash REST stand-in in front of the one server), and beside
+  // clients over TCP: one set of keys whatever the client.
+  runs.push(['@upstash/redis', 'standalone', Array(PROCESSES).fill('@upstash/redis')]);
+  runs.push([
+    '@upstash/redis with TCP clients',
+    'standalone',
+    ['@upstash/redis', 'ioredis', '@upstash/redis', 'node-redis v5'],
+  ]);
 
   describe.each(runs)('%s, %s', (_label, backend, clients) => {
     let store: RedisStore;

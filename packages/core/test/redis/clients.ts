@@ -1,4 +1,5 @@
 import type { RedisClient } from '@sluice/core';
+import { Redis as UpstashRedis } from '@upstash/redis';
 import Redis, { Cluster } from 'ioredis';
 import Redis6, { Cluster as Cluster6 } from 'ioredis6';
 import Valkey, { Cluster as ValkeyCluster } from 'iovalkey';
@@ -6,19 +7,23 @@ import * as nodeRedis4 from 'redis4';
 import * as nodeRedis5 from 'redis5';
 import * as nodeRedis6 from 'redis6';
 import { type RedisNode, sharedCluster, sharedRedis } from '../../../../test/support/redis.js';
+import { startUpstashStandIn, type UpstashStandIn } from '../../../../test/support/upstash-rest.js';
 
 /**
  * The Redis clients RedisStore accepts, for the Redis suites: every suite that proves a guarantee runs
  * once per client, on the same servers. `closeClients()` ends every client made here.
  */
-export type ClientName =
+/** The clients over Redis's own protocol, on a standalone server and on a cluster. */
+export type TcpClientName =
   | 'ioredis'
   | 'ioredis v6'
   | 'iovalkey'
   | 'node-redis v4'
   | 'node-redis v5'
   | 'node-redis v6';
-export const CLIENT_NAMES: readonly ClientName[] = [
+/** `@upstash/redis` over HTTP, through test/support/upstash-rest.ts, on a standalone server only. */
+export type ClientName = TcpClientName | '@upstash/redis';
+export const CLIENT_NAMES: readonly TcpClientName[] = [
   'ioredis',
   'ioredis v6',
   'iovalkey',
@@ -92,6 +97,7 @@ export async function connectClient(
   target: Target,
   options: ClientOptions = {},
 ): Promise<RedisClient> {
+  if (name === '@upstash/redis') return upstashClient(target);
   if (isIoredis(name)) {
     const { Redis, Cluster } = ioredisModules[name];
     const client =
@@ -117,6 +123,22 @@ export async function connectClient(
   return keep(client) as unknown as RedisClient;
 }
 
+/** One stand-in per redis-server, in this process, until `closeClients()`. */
+const standIns = new Map<string, Promise<UpstashStandIn>>();
+
+/** An @upstash/redis client (its defaults: base64 answers, auto-pipelining) on a stand-in in front of `target`. */
+async function upstashClient(target: Target): Promise<RedisClient> {
+  if (!('url' in target)) throw new Error('@upstash/redis has no cluster client: standalone targets only');
+  let standIn = standIns.get(target.url);
+  if (standIn === undefined) {
+    standIn = startUpstashStandIn(target.url);
+    standIns.set(target.url, standIn);
+  }
+  const { url, token, close } = await standIn;
+  keep({ quit: close });
+  return new UpstashRedis({ url, token, enableTelemetry: false });
+}
+
 export type Backend = 'standalone' | 'cluster';
 
 /** A client of `name` on the run's shared standalone server or cluster. */
@@ -137,13 +159,18 @@ export async function sharedTarget(backend: Backend): Promise<Target> {
   return backend === 'standalone' ? { url: await sharedRedis() } : { nodes: await sharedCluster() };
 }
 
-/** Every client on both backends, as `test.each` rows: ['ioredis', 'standalone'], ... */
-export const CLIENTS_AND_BACKENDS: ReadonlyArray<readonly [ClientName, Backend]> = CLIENT_NAMES.flatMap(
-  (name) => [[name, 'standalone'] as const, [name, 'cluster'] as const],
-);
+/**
+ * Every client on both backends, as `test.each` rows: ['ioredis', 'standalone'], ..., and
+ * @upstash/redis on the standalone server (Upstash serves no cluster protocol).
+ */
+export const CLIENTS_AND_BACKENDS: ReadonlyArray<readonly [ClientName, Backend]> = [
+  ...CLIENT_NAMES.flatMap((name) => [[name, 'standalone'] as const, [name, 'cluster'] as const]),
+  ['@upstash/redis', 'standalone'],
+];
 
 export async function closeClients(): Promise<void> {
   shared.clear();
+  standIns.clear();
   const all = made.splice(0);
   await Promise.all(
     all.map(async (client) => {
@@ -177,7 +204,7 @@ export type Settings = 'fail-fast' | 'defaults';
 
 /** A client of `name` on the standalone server at `url`, set up as `settings` says, connected. */
 export async function configuredClient(
-  name: ClientName,
+  name: TcpClientName,
   url: string,
   settings: Settings,
 ): Promise<RedisClient> {
@@ -212,7 +239,7 @@ export async function configuredClient(
 
 /** A client of `name` on `url` that has not connected yet, and how to connect it. */
 export function unconnectedClient(
-  name: ClientName,
+  name: TcpClientName,
   url: string,
 ): { client: RedisClient; connect: () => Promise<unknown> } {
   if (isIoredis(name)) {

@@ -1,4 +1,5 @@
 import { describeValue, ErrorCodes, SluiceConfigError } from '../../errors.js';
+import { soon } from '../../portable/runtime.js';
 import type { PolicyOutcome, RefundCall, Store, StoreCall, StoreLimiter, StoreOutcome } from '../store.js';
 import { misuseOf, type RedisClient, runnerFor, type ScriptRunner } from './clients/runner.js';
 import { type KeyPlan, planOf } from './keys.js';
@@ -38,8 +39,8 @@ interface Waiter {
 
 export interface RedisStoreOptions {
   /**
-   * An ioredis or iovalkey `Redis` or `Cluster`, or a node-redis v4/v5 client (`createClient`) or
-   * cluster (`createCluster`).
+   * An ioredis or iovalkey `Redis` or `Cluster`, a node-redis v4/v5/v6 client (`createClient`) or
+   * cluster (`createCluster`), or an `@upstash/redis` `Redis` (HTTP; `@vercel/kv` too).
    */
   client: RedisClient;
   /** Milliseconds since the epoch, instead of Redis `TIME`; for tests (a manual clock). */
@@ -86,7 +87,7 @@ export class RedisStore implements Store {
       throw new SluiceConfigError(
         ErrorCodes.INVALID_STORE,
         'RedisStore.client',
-        `expected an ioredis or iovalkey Redis or Cluster, or a node-redis client or cluster (createClient, createCluster); got ${misuse ?? describeValue(client)}`,
+        `expected an ioredis or iovalkey Redis or Cluster, a node-redis client or cluster (createClient, createCluster), or an @upstash/redis Redis (@vercel/kv); got ${misuse ?? describeValue(client)}`,
       );
     }
     const keyPrefix = (client as { options?: { keyPrefix?: unknown } }).options?.keyPrefix;
@@ -171,7 +172,7 @@ export class RedisStore implements Store {
       open.set(tag, batch);
       if (!this.flushing) {
         this.flushing = true;
-        setImmediate(() => this.flush());
+        soon(() => this.flush());
       }
     }
     return batch;

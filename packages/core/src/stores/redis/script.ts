@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { algorithms, bucketAlgorithms } from '../../algorithms/index.js';
+import { bytesOf, hex, sha1 } from '../../portable/sha.js';
 
 /**
  * The one Lua script of the Redis store, assembled from the algorithms' Lua twins. One EVALSHA
@@ -308,4 +308,4 @@ return reply
 `;
 
 /** The SHA1 that EVALSHA names the script by. */
-export const scriptSha = createHash('sha1').update(script).digest('hex');
+export const scriptSha = hex(sha1(bytesOf(script)));

@@ -2,9 +2,14 @@ import type { RedisScriptClient } from './ioredis.js';
 import { ioRedisRunner, isIoRedis } from './ioredis.js';
 import type { NodeRedisScriptClient, NodeRedisScriptCluster } from './node-redis.js';
 import { isNodeRedis, nodeRedisRunner } from './node-redis.js';
+import { isUpstash, type UpstashScriptClient, upstashRunner } from './upstash.js';
 
 /** Every Redis client RedisStore accepts. */
-export type RedisClient = RedisScriptClient | NodeRedisScriptClient | NodeRedisScriptCluster;
+export type RedisClient =
+  | RedisScriptClient
+  | NodeRedisScriptClient
+  | NodeRedisScriptCluster
+  | UpstashScriptClient;
 
 /**
  * What RedisStore needs of a client, whichever library it comes from: run the script by SHA (a
@@ -38,6 +43,8 @@ export function runnerFor(client: unknown): ScriptRunner | undefined {
   if (typeof client !== 'object' || client === null || misuseOf(client) !== undefined) return undefined;
   // node-redis first: it has no lowercase `evalsha`, and ioredis no `evalSha`.
   if (isNodeRedis(client)) return nodeRedisRunner(client);
+  // Before ioredis: @upstash/redis has `evalsha` and `eval` too, taking keys and arguments as arrays.
+  if (isUpstash(client)) return upstashRunner(client);
   if (isIoRedis(client)) return ioRedisRunner(client);
   return undefined;
 }

@@ -1,5 +1,5 @@
 import { IncomingMessage } from 'node:http';
-import type { Decision } from '../decision.js';
+import type { Decision } from '../../decision.js';
 
 /**
  * Where `req.rateLimit` is kept. Express swaps every request's prototype for its app's `request`, and

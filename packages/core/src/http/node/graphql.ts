@@ -4,9 +4,9 @@
  * request and limiter, and the refusal as a GraphQL error reports it.
  */
 import type { ServerResponse } from 'node:http';
-import type { FrameworkRequest } from './adapter.js';
-import type { HttpOutcome } from './handle.js';
-import type { ProblemBody } from './responses.js';
+import type { HttpOutcome } from '../handle.js';
+import type { ProblemBody } from '../responses.js';
+import type { FrameworkRequest } from './response.js';
 
 /** The HTTP request behind a resolver, and Node's response to it. */
 export interface GraphqlExchange {

@@ -1,0 +1,3 @@
+import { packageConfig } from '../../scripts/tsup-package.js';
+
+export default packageConfig();
