@@ -37,7 +37,7 @@ export async function load(url, context, nextLoad) {
     });
     return { format: 'module', source: code, shortCircuit: true };
   }
-  if (url.endsWith('.lua')) {
+  if (url.endsWith('.lua') || url.endsWith('.sql')) {
     const text = readFileSync(fileURLToPath(url), 'utf8');
     return { format: 'module', source: `export default ${JSON.stringify(text)};`, shortCircuit: true };
   }

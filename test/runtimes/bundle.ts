@@ -37,7 +37,7 @@ export async function bundleForEdge(contents: string, minify = false, globalName
     minify,
     metafile: true,
     alias: sources,
-    loader: { '.lua': 'text' },
+    loader: { '.lua': 'text', '.sql': 'text' },
     logLevel: 'silent',
     // The root tsconfig maps @sluice/* to Node's entries; `alias` above says which entry an edge gets.
     tsconfigRaw: {},
