@@ -9,6 +9,7 @@ import {
   PROBLEM_CONTENT_TYPE,
   type RequestReader,
   SluiceConfigError,
+  socketGone,
   WarningCodes,
   withGetIp,
 } from '@sluice/core';
@@ -47,6 +48,20 @@ const decisions = new WeakMap<Request, Decision>();
 /** The last limiter's `check` on a request: an outer `wrap` leaves the fields an inner one set. */
 const lastCheck = new WeakMap<Request, object>();
 
+/**
+ * Whether the client has gone. A Request's signal aborts when it goes (workerd, Deno, Bun). On Node,
+ * @hono/node-server passes `{ incoming }` (Node's request) as the context, and its Request's signal
+ * stays quiet for a request pipelined behind another when the client resets: the socket tells (told
+ * apart by shape, nothing of Node imported).
+ */
+function left(call: Call): boolean {
+  if (call.request.signal?.aborted === true) return true;
+  const socket = (call.context[0] as { incoming?: { socket?: unknown } } | undefined)?.incoming?.socket;
+  return (
+    typeof socket === 'object' && socket !== null && socketGone(socket as Parameters<typeof socketGone>[0])
+  );
+}
+
 const reader: RequestReader<Call> = {
   ip: () => undefined,
   header: (call, name) => call.request.headers.get(name) ?? undefined,
@@ -54,8 +69,7 @@ const reader: RequestReader<Call> = {
     call.url ??= new URL(call.request.url);
     return call.url.searchParams.get(name) ?? undefined;
   },
-  // A Request's signal aborts when its client goes away (workerd, Deno, Bun).
-  gone: (call) => call.request.signal?.aborted === true,
+  gone: left,
   previous: (call) => decisions.get(call.request),
 };
 
@@ -125,7 +139,7 @@ export function rateLimiter<C extends unknown[] = unknown[]>(
     if (isGone(outcome)) return { response: new Response(null, { status: CLIENT_GONE }), headers };
     if (!outcome.pass) return { response: await refusal(outcome, call, headers), headers, decision };
     if (outcome.delayMs > 0) await sleep(outcome.delayMs);
-    if (request.signal?.aborted) {
+    if (left(call)) {
       giveBack(outcome);
       return { response: new Response(null, { status: CLIENT_GONE }), headers, decision };
     }
@@ -137,7 +151,7 @@ export function rateLimiter<C extends unknown[] = unknown[]>(
       finished = true;
       if (decisions.get(request) === decision) decisions.delete(request);
       // A client that left before the response was done gives nothing back (0), as on Node.
-      finish(request.signal?.aborted ? 0 : status);
+      finish(left(call) ? 0 : status);
     };
     return { headers, decision, finish: once };
   }
