@@ -61,7 +61,14 @@ function checkSubject(subject: unknown): string {
 
 /** The cost a call's options give: 1 unless they say otherwise. */
 function costOf(options: CallOptions | undefined): number {
-  return options?.cost === undefined ? 1 : checkCost(options.cost);
+  if (options === undefined) return 1;
+  // rate-limiter-flexible's consume(key, points) would otherwise be charged 1, silently.
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(
+      `options must be an object such as { cost: 2 }; got ${options === null ? 'null' : `the ${typeof options} ${String(options)}`} (consume(key, points) is consume(key, { cost: points }) here)`,
+    );
+  }
+  return options.cost === undefined ? 1 : checkCost(options.cost);
 }
 
 function checkCost(cost: unknown): number {

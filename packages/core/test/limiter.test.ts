@@ -97,6 +97,17 @@ describe('consume', () => {
     }
     expect((await limiter.peek('s')).remaining).toBe(3);
   });
+
+  // a33bb68 charged rate-limiter-flexible's consume(key, 2) as 1, silently (newcomer review).
+  it('rejects options that are not an object (consume(key, points)), and charges nothing', async () => {
+    const { limiter } = setup();
+    for (const options of [2, '2', true, null]) {
+      await expect(limiter.consume('s', options as never)).rejects.toThrow(
+        /consume\(key, \{ cost: points \}\)/,
+      );
+    }
+    expect((await limiter.peek('s')).remaining).toBe(3);
+  });
 });
 
 describe('peek', () => {
