@@ -24,7 +24,7 @@ const ON_DECISION = 'onDecision: (req, decision) => …, called for every decisi
 const HANDLER =
   'handler: (req, res, decision) => res.status(429).json({ … }) answers the refusal itself (Fastify: reply.send(…); Koa: ctx.body = …; Hono: return c.json(…)); a returned body is not sent';
 const HEADERS =
-  "headers: 'draft-10' (the default), 'draft-8', 'draft-7', 'draft-6' or false, and legacyHeaders: true for X-RateLimit-*; Retry-After is always sent on a refusal";
+  "headers: 'draft-10' (the default), 'draft-8', 'draft-7', 'draft-6' or false (express-rate-limit's standardHeaders: true is 'draft-6'), and legacyHeaders: true for X-RateLimit-*; Retry-After is always sent on a refusal";
 const BAN =
   "ban: { after: 3, within: '1m', for: '15m' }: a subject refused `after` times within `within` is answered 403 for `for` (durations in ms or '15m')";
 const SKIP = "skip: (req) => boolean, e.g. (req) => /bot/i.test(req.headers['user-agent'] ?? '')";
