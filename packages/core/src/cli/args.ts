@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { addressOf } from '../http/ip.js';
 import { usageError } from './exit-codes.js';
 
 export type Command = 'inspect' | 'reset';
@@ -96,6 +97,12 @@ export function parseCli(argv: readonly string[]): CliArgs {
   const kind = given[0]!;
   const value = values[kind] as string;
   if (value === '') throw usageError(`--${kind} is empty`);
+  // The app never counts a client under a string that is no address: such a subject finds nothing.
+  if (kind === 'ip' && addressOf(value, false) === undefined) {
+    throw usageError(
+      `--ip: ${JSON.stringify(value)} is not an IP address (write 203.0.113.7 or 2001:db8::1)`,
+    );
+  }
   const flags: Record<string, string | undefined> = {};
   for (const flag of LIMITER_FLAGS) flags[flag] = values[flag] as string | undefined;
   return {

@@ -67,7 +67,7 @@ export async function inspect(
   const now = Date.now();
   const reports: LimiterReport[] = [];
   for (const [planName, limiter] of limitersOf(config, plan)) {
-    const decision = checked(await limiter.peek(subject));
+    const decision = checked(await steady(() => limiter.peek(subject)));
     const ban =
       config.ban === undefined
         ? null
@@ -95,7 +95,7 @@ export async function reset(
   if (config.ban !== undefined)
     for (const [, limiter] of limiters) new Ban(config.ban, limiter, config.store);
   try {
-    await Promise.all(limiters.map(([, limiter]) => limiter.reset(subject)));
+    await Promise.all(limiters.map(([, limiter]) => steadyReset(limiter, subject)));
   } catch (error) {
     throw new CliError(
       `the store failed: ${(error as Error).message}; nothing is known to be reset`,
@@ -115,6 +115,28 @@ function banReport(check: Decision, now: number): BanReport {
 }
 
 /** A decision the store did not make (it failed, and a fallback decided) tells the operator nothing. */
+/**
+ * The command's first call also connects the store's client, which can outlast the app's storeTimeout
+ * (a degraded answer from a healthy store, seen 3 times in 13 runs): once more, after a moment.
+ */
+async function steady(peek: () => Promise<Decision>): Promise<Decision> {
+  const first = await peek();
+  if (first.degraded !== true) return first;
+  await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_MS));
+  return peek();
+}
+
+async function steadyReset(limiter: Limiter, subject: string): Promise<void> {
+  try {
+    await limiter.reset(subject);
+  } catch {
+    await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_MS));
+    await limiter.reset(subject);
+  }
+}
+
+const RETRY_AFTER_MS = 500;
+
 function checked(decision: Decision): Decision {
   if (decision.reason === 'store-error' || decision.degraded === true) {
     throw new CliError(

@@ -244,6 +244,11 @@ describe('sluice: answers a script can act on', () => {
       ['inspect', '--ip', '192.0.2.1', '--config', CONFIG, '--limit', '5'],
       /--config gives the limiter; drop --limit/,
     ],
+    // a33bb68 inspected ip:not-an-ip and answered "allowed now", exit 0 (newcomer review).
+    [
+      ['inspect', '--ip', 'not-an-ip', '--store', 'redis://127.0.0.1:1', '--limit', '5', '--window', '1m'],
+      /--ip: "not-an-ip" is not an IP address/,
+    ],
     [['unblock', '--ip', '192.0.2.1'], /unknown command 'unblock'/],
     [['inspect', '--ip', '192.0.2.1', '--frobnicate'], /Unknown option '--frobnicate'/],
   ])('%j is exit 2 with a message', async (args, message) => {
