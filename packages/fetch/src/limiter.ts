@@ -96,12 +96,23 @@ export function rateLimiter<C extends unknown[] = unknown[]>(
       `a Request carries no client address, and the subject can be 'ip'${subject === undefined ? ' (the default)' : ''}: give getIp, e.g. ${PLATFORM_SOURCES}; or a subject without 'ip'`,
     );
   }
+  if (getIp !== undefined && typeof getIp !== 'function') {
+    throw new SluiceConfigError(
+      ErrorCodes.INVALID_OPTION,
+      'getIp',
+      `expected a function (request, ...context) => string | undefined, e.g. ${PLATFORM_SOURCES}`,
+    );
+  }
   const translated = {
     ...rest,
     subject: Array.isArray(subject) ? subject.map(withContext) : withContext(subject),
     ...{ cost: withContext(cost), skip: withContext(skip), plan: withContext(plan) },
     ...{ allowList: byRequest(allowList), denyList: byRequest(denyList), onDecision: byRequest(onDecision) },
-    handler: handler && ((call: Call, _: undefined, decision: Decision) => handler(call.request, decision)),
+    // Anything but a function is the core's to refuse (a SluiceConfigError now, not a 500 per request).
+    handler:
+      typeof handler === 'function'
+        ? (call: Call, _: undefined, decision: Decision) => handler(call.request, decision)
+        : handler,
   };
   for (const key of Object.keys(translated) as (keyof typeof translated)[])
     if (translated[key] === undefined) delete translated[key];

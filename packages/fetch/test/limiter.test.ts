@@ -20,6 +20,16 @@ function stream() {
 }
 
 describe('options', () => {
+  // a0cfbb3 took them, then answered every request 500 ('handler is not a function'; the options fuzz).
+  it('refuses a handler or getIp that is not a function, at once', () => {
+    expect(() => rateLimiter({ limit: 1, window: '1m', getIp, handler: 'cookie' as never })).toThrow(
+      expect.objectContaining({ name: 'SluiceConfigError', code: 'ERR_SLUICE_INVALID_OPTION' }),
+    );
+    expect(() => rateLimiter({ limit: 1, window: '1m', getIp: 'x-ip' as never })).toThrow(
+      expect.objectContaining({ name: 'SluiceConfigError', code: 'ERR_SLUICE_INVALID_OPTION' }),
+    );
+  });
+
   it("requires getIp when the subject can be 'ip', naming each platform's source", () => {
     for (const options of [
       { limit: 1, window: '1m' },
