@@ -10,6 +10,7 @@
  * traffic never leaves them. Names carry the pid; `down()` deletes both (killing what runs in them).
  */
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
+import { describeNeeding } from './redis.js';
 
 export const SERVER_PUBLIC = '203.0.113.1';
 export const SERVER_APP = '10.77.0.1';
@@ -115,17 +116,10 @@ function netnsMissing(): string | undefined {
  * elsewhere, as describeRedis does without redis-server.
  */
 export function describeNetns(name: string, body: () => void): void {
-  const missing = netnsMissing();
-  if (missing === undefined) {
-    describe(name, body);
-  } else if (process.env.CI === 'true' || process.env.CI === '1') {
-    describe(name, () => {
-      test('network namespaces can be made', () => {
-        throw new Error(`Network namespace suites cannot be skipped in CI: ${missing}`);
-      });
-    });
-  } else {
-    console.warn(`\n*** SKIPPED "${name}": ${missing} ***\n`);
-    describe.skip(name, body);
-  }
+  describeNeeding(
+    name,
+    netnsMissing(),
+    { server: 'network namespaces', suites: 'Network namespace suites' },
+    body,
+  );
 }

@@ -67,7 +67,12 @@ export async function inspect(
   const now = Date.now();
   const reports: LimiterReport[] = [];
   for (const [planName, limiter] of limitersOf(config, plan)) {
-    const decision = checked(await steady(() => limiter.peek(subject)));
+    const decision = checked(
+      await steady(
+        () => limiter.peek(subject),
+        (d) => d.degraded === true,
+      ),
+    );
     const ban =
       config.ban === undefined
         ? null
@@ -95,7 +100,7 @@ export async function reset(
   if (config.ban !== undefined)
     for (const [, limiter] of limiters) new Ban(config.ban, limiter, config.store);
   try {
-    await Promise.all(limiters.map(([, limiter]) => steadyReset(limiter, subject)));
+    await Promise.all(limiters.map(([, limiter]) => steady(() => limiter.reset(subject))));
   } catch (error) {
     throw new CliError(
       `the store failed: ${(error as Error).message}; nothing is known to be reset`,
@@ -117,22 +122,18 @@ function banReport(check: Decision, now: number): BanReport {
 /** A decision the store did not make (it failed, and a fallback decided) tells the operator nothing. */
 /**
  * The command's first call also connects the store's client, which can outlast the app's storeTimeout
- * (a degraded answer from a healthy store, seen 3 times in 13 runs): once more, after a moment.
+ * (a degraded answer from a healthy store, seen 3 times in 13 runs): once more, after a moment, when
+ * `failed` says so of the first answer (or it threw).
  */
-async function steady(peek: () => Promise<Decision>): Promise<Decision> {
-  const first = await peek();
-  if (first.degraded !== true) return first;
-  await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_MS));
-  return peek();
-}
-
-async function steadyReset(limiter: Limiter, subject: string): Promise<void> {
+async function steady<T>(call: () => Promise<T>, failed: (answer: T) => boolean = () => false): Promise<T> {
   try {
-    await limiter.reset(subject);
+    const first = await call();
+    if (!failed(first)) return first;
   } catch {
-    await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_MS));
-    await limiter.reset(subject);
+    // Tried again below; a second failure is the command's to report.
   }
+  await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_MS));
+  return call();
 }
 
 const RETRY_AFTER_MS = 500;
