@@ -160,6 +160,8 @@ export function rejectUnknown(
 /** The hint of an unknown option `key` (starting '; ', or empty): what to write or do instead. */
 function hintFor(key: string, valid: readonly string[]): string {
   const foreign = foreignOption(key);
+  if (foreign?.core !== undefined && foreign.to !== undefined && !valid.includes(foreign.to))
+    return `; ${foreign.core}`;
   if (foreign !== undefined && (foreign.to === undefined || valid.includes(foreign.to))) {
     const instead = foreign.to === undefined ? '' : `; write \`${foreign.to}\` instead`;
     if (foreign.note === undefined) return instead;
