@@ -33,6 +33,11 @@ export const ErrorCodes = {
   STORE_RECOVERED: 'ERR_SLUICE_STORE_RECOVERED',
   /** A process warning, not an error: two limiters on one store and name with different policies. */
   NAME_REUSE: 'ERR_SLUICE_NAME_REUSE',
+  /**
+   * A process warning, not an error: a RedisStore's first call found its ioredis client not connected
+   * with enableOfflineQueue: false, so the first calls are decided without Redis.
+   */
+  OFFLINE_QUEUE_OFF: 'ERR_SLUICE_OFFLINE_QUEUE_OFF',
   /** A process warning, not an error: a window written as a bare number under 1,000 (ms): likely seconds. */
   WINDOW_IN_SECONDS: 'ERR_SLUICE_WINDOW_IN_SECONDS',
 } as const;

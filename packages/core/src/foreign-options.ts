@@ -12,6 +12,11 @@ export interface ForeignOption {
   readonly to?: string;
   /** The new shape, or what to do instead when nothing takes its place. */
   readonly note?: string;
+  /**
+   * The hint in the core limiter (createLimiter), where `to` is no option: where that option lives
+   * instead. Without it, the core limiter gives no hint of an HTTP option (its list would mislead).
+   */
+  readonly core?: string;
 }
 
 const NOTHING_FOR_STORE =
@@ -27,12 +32,16 @@ const HEADERS =
   "headers: 'draft-10' (the default), 'draft-8', 'draft-7', 'draft-6' or false (express-rate-limit's standardHeaders: true is 'draft-6'), and legacyHeaders: true for X-RateLimit-*; Retry-After is always sent on a refusal";
 const BAN =
   "ban: { after: 3, within: '1m', for: '15m' }: a subject refused `after` times within `within` is answered 403 for `for` (durations in ms or '15m')";
+const BLOCK_UNITS = "rate-limiter-flexible's blockDuration was seconds, @nestjs/throttler's milliseconds";
+// rate-limiter-flexible's block is on the limiter itself; Sluice's ban is the HTTP layer's (API.md).
+const BAN_IS_HTTP = `a ban is an option of the HTTP layer (rateLimiter() of an adapter, createHttpHandler), not of createLimiter: ${BAN}`;
 const SKIP = "skip: (req) => boolean, e.g. (req) => /bot/i.test(req.headers['user-agent'] ?? '')";
 const SUBJECT =
   "subject: (req) => string, or 'ip' (the default), 'api-key', 'token', or an array tried in order";
 const STORE = 'store: new RedisStore({ client }) from @sluice/core, with your Redis client';
+// Only the adapters hold a request: limiter.consume() returns the wait, as execEvenly's callers never had to.
 const LEAKY =
-  "algorithm: 'leaky-bucket' (its delay: true, the default, holds each request until its slot, window / limit apart)";
+  "algorithm: 'leaky-bucket' (slots window / limit apart; with delay: true, the default, the HTTP adapters hold each accepted request until its slot, while limiter.consume() holds nothing: it returns decision.delayMs, the wait to apply yourself)";
 
 export const FOREIGN_OPTIONS: Readonly<Record<string, ForeignOption>> = {
   // express-rate-limit 8
@@ -106,7 +115,8 @@ export const FOREIGN_OPTIONS: Readonly<Record<string, ForeignOption>> = {
   execEvenlyMinDelayMs: { to: 'algorithm', note: `${LEAKY}; there is no minimum delay to set` },
   blockDuration: {
     to: 'ban',
-    note: `${BAN}; rate-limiter-flexible's blockDuration was seconds, @nestjs/throttler's milliseconds`,
+    note: `${BAN}; ${BLOCK_UNITS}`,
+    core: `${BAN_IS_HTTP}; ${BLOCK_UNITS}`,
   },
   insuranceLimiter: {
     to: 'onStoreError',
@@ -122,7 +132,7 @@ export const FOREIGN_OPTIONS: Readonly<Record<string, ForeignOption>> = {
     note: 'the deny cache does this for remote stores, on by default (denyCacheMs bounds how long): nothing to write',
   },
   inMemoryBlockDuration: { to: 'denyCacheMs', note: 'denyCacheMs: 1000 (the default), 0 for none' },
-  blockOnConsumed: { to: 'ban', note: BAN },
+  blockOnConsumed: { to: 'ban', note: BAN, core: BAN_IS_HTTP },
   dbName: { note: NOTHING_FOR_STORE },
   tableName: { note: NOTHING_FOR_STORE },
   tableCreated: { note: NOTHING_FOR_STORE },

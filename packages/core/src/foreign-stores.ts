@@ -26,7 +26,7 @@ export function foreignStore(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const shape = value as Shape;
   if (has(shape, 'sendCommand', 'increment'))
-    return `a RedisStore from rate-limit-redis (a store of express-rate-limit); pass ${REDIS_STORE} (the client its sendCommand called)`;
+    return `a RedisStore from rate-limit-redis (a store of express-rate-limit); pass ${REDIS_STORE} (the client its sendCommand called)${prefixOf(shape)}`;
   if (has(shape, 'increment', 'decrement', 'resetKey'))
     return `a store of express-rate-limit; pass ${REDIS_STORE}, or leave store out for memory`;
   if (has(shape, 'consume', 'penalty', 'reward'))
@@ -34,6 +34,13 @@ export function foreignStore(value: unknown): string | undefined {
   if (has(shape, 'incr', 'child')) return fastifyStore();
   if (has(shape, 'increment')) return `a storage of @nestjs/throttler; pass ${REDIS_STORE}`;
   return undefined;
+}
+
+/** rate-limit-redis's `prefix` (its keys' namespace) is the limiter's `prefix` in Sluice: carried into the hint. */
+function prefixOf(shape: Shape): string {
+  const prefix = shape.prefix;
+  if (typeof prefix !== 'string' || prefix === '') return '';
+  return `, and its prefix ${describeValue(prefix)} as the limiter's: prefix: ${describeValue(prefix)}`;
 }
 
 function fastifyStore(): string {

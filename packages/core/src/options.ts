@@ -144,15 +144,31 @@ export function rejectUnknown(
   where: string,
   extra: readonly string[] = [],
 ): void {
-  const unknown = Object.keys(options).filter((key) => !known.has(key));
-  if (unknown.length === 0) return;
+  rejectUnknownIn([[options, where]], known, extra);
+}
+
+/**
+ * rejectUnknown over several objects of one kind (every policy of a limiter), in one error: a
+ * @nestjs/throttler list pasted as policies has a `ttl` in each, and one per run took a run each.
+ */
+export function rejectUnknownIn(
+  entries: readonly (readonly [object, string])[],
+  known: ReadonlySet<string>,
+  extra: readonly string[] = [],
+): void {
   const valid = [...known, ...extra];
-  const path = (key: string) => (where ? `${where}.${key}` : key);
-  const [first, ...others] = unknown.map((key) => ({ key, hint: hintFor(key, valid) }));
-  const also = others.map(({ key, hint }) => `${path(key)}: unknown option${hint}; `).join('');
+  const path = (where: string, key: string) => (where ? `${where}.${key}` : key);
+  const unknown = entries.flatMap(([options, where]) =>
+    Object.keys(options)
+      .filter((key) => !known.has(key))
+      .map((key) => ({ option: path(where, key), hint: hintFor(key, valid) })),
+  );
+  if (unknown.length === 0) return;
+  const [first, ...others] = unknown;
+  const also = others.map(({ option, hint }) => `${option}: unknown option${hint}; `).join('');
   fail(
     ErrorCodes.UNKNOWN_OPTION,
-    path(first!.key),
+    first!.option,
     `unknown option${first!.hint}; ${also}the options here are ${valid.join(', ')}`,
   );
 }
@@ -160,6 +176,8 @@ export function rejectUnknown(
 /** The hint of an unknown option `key` (starting '; ', or empty): what to write or do instead. */
 function hintFor(key: string, valid: readonly string[]): string {
   const foreign = foreignOption(key);
+  if (foreign?.core !== undefined && foreign.to !== undefined && !valid.includes(foreign.to))
+    return `; ${foreign.core}`;
   if (foreign !== undefined && (foreign.to === undefined || valid.includes(foreign.to))) {
     const instead = foreign.to === undefined ? '' : `; write \`${foreign.to}\` instead`;
     if (foreign.note === undefined) return instead;
@@ -321,6 +339,13 @@ export function parseLimiterOptions(options: unknown): LimiterConfig {
         `expected a non-empty array of policies; got ${describeValue(options.policies)}`,
       );
     }
+    // Every policy's unknown options first, in one error; then each policy in order.
+    rejectUnknownIn(
+      options.policies.flatMap((p, i) =>
+        typeof p === 'object' && p !== null && !Array.isArray(p) ? [[p, `policies[${i}]`] as const] : [],
+      ),
+      POLICY_KEYS,
+    );
     // Array.from visits holes too: a sparse array's missing policy is an error, not a skipped slot.
     policies = Array.from(options.policies, (p, i) => parsePolicy(p, `policies[${i}]`));
   } else if (shorthand.length > 0) {

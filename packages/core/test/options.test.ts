@@ -140,6 +140,7 @@ describe('limiter options', () => {
       ErrorCodes.STORE_RECOVERED,
       ErrorCodes.UNKNOWN_PLAN,
       ErrorCodes.WINDOW_IN_SECONDS, // a warning: test/regressions/foreign-options.test.ts
+      ErrorCodes.OFFLINE_QUEUE_OFF, // a warning: test/regressions/offline-queue.test.ts
     ];
     expect(unused.sort()).toEqual(elsewhere.sort());
   });

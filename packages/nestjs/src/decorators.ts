@@ -1,4 +1,5 @@
 import { createHttpHandler, frameworkReader, type HttpOptions, MemoryStore } from '@sluice/core';
+import { rejectThrottleDecoratorOptions, rejectThrottlerModuleOptions } from './throttler-shapes.js';
 
 /** The HTTP options of the contract; callbacks get the platform's request, `handler` its `res`/`reply`. */
 // biome-ignore lint/suspicious/noExplicitAny: Express's or Fastify's request and response, by platform
@@ -21,6 +22,8 @@ const mark =
 /** This handler, or each of this controller's, limited by these options over the module's; replaces `@Throttle()`. */
 export function RateLimit(options: SluiceOptions): ClassDecorator & MethodDecorator {
   if (typeof options !== 'object' || options === null) throw new TypeError('@RateLimit() takes options');
+  rejectThrottlerModuleOptions(options);
+  rejectThrottleDecoratorOptions(options);
   const standIn = (options.limiter ?? options.policies ?? options.plans) === undefined ? STAND_IN : {};
   const store = options.limiter === undefined ? new MemoryStore() : undefined;
   createHttpHandler({ ...standIn, ...options, store, validate: false }, frameworkReader);

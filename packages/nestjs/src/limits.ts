@@ -1,6 +1,7 @@
 import type { FrameworkRequest, HttpHandler } from '@sluice/core';
 import { createHttpHandler, frameworkReader, MemoryStore, mergeHttpOptions } from '@sluice/core';
 import { markOf, type SluiceOptions } from './decorators.js';
+import { rejectThrottlerModuleOptions } from './throttler-shapes.js';
 
 type Named = { readonly name: string }; // Nest's handler (a function) and controller (a class)
 type Http = HttpHandler<FrameworkRequest, unknown>;
@@ -15,6 +16,7 @@ export class RouteLimits {
   private readonly decided = new WeakMap<object, Http>();
 
   constructor(private readonly options: SluiceOptions) {
+    rejectThrottlerModuleOptions(options); // forRoot and forRootAsync alike
     this.module = createHttpHandler(options, frameworkReader); // checked now, at start-up
   }
 

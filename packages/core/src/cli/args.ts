@@ -76,7 +76,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
   try {
     parsed = parseWith(argv);
   } catch (error) {
-    throw usageError(`${(error as Error).message} (sluice --help lists the options)`);
+    throw usageError(`${parseError(error as Error)} (sluice --help lists the options)`);
   }
   const { values, positionals } = parsed;
   const [command, ...extra] = positionals;
@@ -114,6 +114,33 @@ export function parseCli(argv: readonly string[]): CliArgs {
     who: { kind, value },
     plan: values.plan as string | undefined,
   };
+}
+
+/**
+ * The app's option names an operator types from its config (`--windowMs 60000`): the flag they are.
+ * Others are told by parseArgs, whose text for an unknown option is about positionals.
+ */
+const FLAG_FOR: Readonly<Record<string, string>> = {
+  windowMs: "--window (milliseconds, or a duration such as '15m')",
+  max: '--limit',
+  points: '--limit',
+  duration: "--window (rate-limiter-flexible's duration is seconds: duration 60 is --window 60s)",
+  ttl: '--window (milliseconds, or a duration such as 1m)',
+  timeWindow: '--window',
+  keyPrefix: '--prefix',
+  ipv6Subnet: '--ipv6-subnet',
+  banAfter: '--ban-after',
+  banFor: '--ban-for',
+  apiKey: '--api-key (a key to look up) or --api-key-header (the app option)',
+};
+
+/** parseArgs' error as one clear line: an unknown option named, with the flag meant where known. */
+function parseError(error: Error): string {
+  const unknown = /^Unknown option '(-{1,2})([^'=]+)'/.exec(error.message);
+  if (unknown === null) return error.message;
+  const [, dashes, name] = unknown;
+  const flag = Object.hasOwn(FLAG_FOR, name!) ? FLAG_FOR[name!] : undefined;
+  return `Unknown option '${dashes}${name}'${flag === undefined ? '' : `: write ${flag}`}`;
 }
 
 function parseWith(argv: readonly string[]) {

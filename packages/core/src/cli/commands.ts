@@ -28,8 +28,8 @@ export interface BanReport {
 
 export interface LimiterReport {
   readonly limiter: string;
-  /** The plan, when the app's options have plans. */
-  readonly plan: string | undefined;
+  /** The plan, when the app's options have plans; null otherwise (always present in --json). */
+  readonly plan: string | null;
   readonly allowed: boolean;
   readonly retryAfterMs: number;
   readonly policies: readonly PolicyReport[];
@@ -79,7 +79,7 @@ export async function inspect(
         : banReport(checked(await new Ban(config.ban, limiter, config.store).check(subject)), now);
     reports.push({
       limiter: limiter.name,
-      plan: planName,
+      plan: planName ?? null,
       allowed: decision.allowed && ban?.banned !== true,
       retryAfterMs: Math.max(decision.retryAfterMs, ban?.endsInMs ?? 0),
       policies: decision.policies.map((p) => ({ ...p, resetAt: new Date(now + p.resetMs).toISOString() })),
@@ -89,25 +89,45 @@ export async function inspect(
   return reports;
 }
 
+/** What `reset` did: the limiters it reset, and whether a ban was there and is gone. */
+export interface ResetReport {
+  readonly limiters: string[];
+  /** True only when the subject was banned before the reset (the reset lifts it); never a guess. */
+  readonly banLifted: boolean;
+}
+
 /** Forgets the subject under every limiter the options make; its ban goes with it (limiter.reset). */
 export async function reset(
   config: HttpConfig<unknown, unknown>,
   subject: string,
   plan: string | undefined,
-): Promise<string[]> {
+): Promise<ResetReport> {
   const limiters = limitersOf(config, plan);
-  // The ban's own limiters join the limiter's reset when a Ban is made for it, as the app's handler does.
-  if (config.ban !== undefined)
-    for (const [, limiter] of limiters) new Ban(config.ban, limiter, config.store);
+  let banned = false;
   try {
+    // The ban's own limiters join the limiter's reset when a Ban is made for it, as the app's handler
+    // does. Each is checked first: "ban lifted" was said of subjects that were never banned.
+    if (config.ban !== undefined) {
+      for (const [, limiter] of limiters) {
+        const ban = new Ban(config.ban, limiter, config.store);
+        const check = checked(
+          await steady(
+            () => Promise.resolve(ban.check(subject)),
+            (d) => d.degraded === true,
+          ),
+        );
+        banned ||= Ban.banned(check);
+      }
+    }
     await Promise.all(limiters.map(([, limiter]) => steady(() => limiter.reset(subject))));
   } catch (error) {
+    if (error instanceof CliError) throw error;
     throw new CliError(
       `the store failed: ${(error as Error).message}; nothing is known to be reset`,
       ExitCodes.STORE,
     );
   }
-  return limiters.map(([, limiter]) => limiter.name);
+  return { limiters: limiters.map(([, limiter]) => limiter.name), banLifted: banned };
 }
 
 function banReport(check: Decision, now: number): BanReport {

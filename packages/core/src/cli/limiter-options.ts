@@ -5,6 +5,7 @@ import type { HttpOptions } from '../http/types.js';
 import type { Limiter } from '../limiter.js';
 import type { Policy } from '../options.js';
 import { type CliArgs, LIMITER_FLAGS } from './args.js';
+import type { SecretSource } from './credential-check.js';
 import { CliError, ExitCodes, usageError } from './exit-codes.js';
 import { type OpenedStore, openStore, redact } from './stores.js';
 
@@ -15,6 +16,8 @@ export interface LimiterSource {
   readonly opened: OpenedStore | undefined;
   /** How the store is named in the report (a URL without its password, or 'the module's store'). */
   readonly storeLabel: string;
+  /** Where credentialSecret came from: whether a credential hashes here as in the app (credential-check.ts). */
+  readonly secret: SecretSource;
 }
 
 /** The app's options, from `--config` or from the limiter flags and `--store`. */
@@ -24,14 +27,15 @@ export async function limiterSource(args: CliArgs): Promise<LimiterSource> {
     if (flagged.length > 0) {
       throw usageError(`--config gives the limiter; drop ${flagged.map((f) => `--${f}`).join(', ')}`);
     }
-    const options = await loadModule(args.config);
+    const loaded = await loadModule(args.config);
+    const { options, secret } = withSecret(loaded.options, loaded.isLimiter);
     if (options.store !== undefined || options.limiter !== undefined) {
       if (args.store !== undefined) throw usageError('--store: the module gives its store already');
-      return { options, opened: undefined, storeLabel: `the store of ${args.config}` };
+      return { options, opened: undefined, storeLabel: `the store of ${args.config}`, secret };
     }
     if (args.store === undefined) throw usageError(`${args.config} gives no store: add --store <url>`);
     const opened = await openStore(args.store);
-    return { options: { ...options, store: opened.store }, opened, storeLabel: redact(args.store) };
+    return { options: { ...options, store: opened.store }, opened, storeLabel: redact(args.store), secret };
   }
   if (args.store === undefined)
     throw usageError('which limiter? give --config <module>, or --store <url> and its policies');
@@ -44,6 +48,31 @@ export async function limiterSource(args: CliArgs): Promise<LimiterSource> {
     options: { ...options, store: opened.store, onStoreError: 'deny' },
     opened,
     storeLabel: redact(args.store),
+    secret: { namedButUnset: false, fromAppOptions: false, secret: options.credentialSecret !== undefined },
+  };
+}
+
+/**
+ * The module's credentialSecret, or SLUICE_CREDENTIAL_SECRET where the module gives none (as --help
+ * says). A module that names credentialSecret but reads it from a variable unset in this shell is told
+ * apart: its keys would hash elsewhere than the app's.
+ */
+function withSecret(
+  options: HttpOptions,
+  isLimiter: boolean,
+): { options: HttpOptions; secret: SecretSource } {
+  const named = Object.hasOwn(options, 'credentialSecret');
+  const env = process.env.SLUICE_CREDENTIAL_SECRET;
+  const own = options.credentialSecret;
+  const unset = own === undefined;
+  const merged = unset && env ? { ...options, credentialSecret: env } : options;
+  return {
+    options: merged,
+    secret: {
+      namedButUnset: named && unset && !env,
+      fromAppOptions: !isLimiter,
+      secret: merged.credentialSecret !== undefined,
+    },
   };
 }
 
@@ -105,7 +134,7 @@ function jsonFlag(flag: string, text: string): unknown {
  * The module's default export (or its `options`): the options object the app passes to its adapter
  * or to createLimiter, or a limiter, taken as `{ limiter }`.
  */
-async function loadModule(path: string): Promise<HttpOptions> {
+async function loadModule(path: string): Promise<{ options: HttpOptions; isLimiter: boolean }> {
   const url = pathToFileURL(isAbsolute(path) ? path : resolve(process.cwd(), path)).href;
   let mod: Record<string, unknown>;
   try {
@@ -122,7 +151,9 @@ async function loadModule(path: string): Promise<HttpOptions> {
       `--config: ${path} must export the limiter's options (default export or 'options'), or a limiter`,
     );
   }
-  return isLimiter(exported) ? { limiter: exported } : (exported as HttpOptions);
+  return isLimiter(exported)
+    ? { options: { limiter: exported }, isLimiter: true }
+    : { options: exported as HttpOptions, isLimiter: false };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

@@ -33,9 +33,18 @@ function table(rows: readonly (readonly string[])[]): string {
     .join('\n');
 }
 
-export function inspectText(subject: string, storeLabel: string, reports: readonly LimiterReport[]): string {
+/** `unconfirmed`: the subject may not be the app's (a warning said why): "allowed" is not said flatly. */
+export function inspectText(
+  subject: string,
+  storeLabel: string,
+  reports: readonly LimiterReport[],
+  unconfirmed = false,
+): string {
+  const allowed = unconfirmed
+    ? 'allowed now, UNCONFIRMED: this credential may not hash as in the app (see the warning)'
+    : 'allowed now';
   const blocks = reports.map((r) => {
-    const title = `limiter "${r.limiter}"${r.plan === undefined ? '' : ` (plan ${r.plan})`}: ${r.allowed ? 'allowed now' : `LIMITED, retry in ${humanMs(r.retryAfterMs)}`}`;
+    const title = `limiter "${r.limiter}"${r.plan === null ? '' : ` (plan ${r.plan})`}: ${r.allowed ? allowed : `LIMITED, retry in ${humanMs(r.retryAfterMs)}`}`;
     const rows = [
       ['policy', 'algorithm', 'limit', 'window', 'remaining', 'resets in', 'resets at'],
       ...r.policies.map((p) => [

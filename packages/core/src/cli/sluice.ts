@@ -8,6 +8,7 @@ import { SluiceConfigError } from '../errors.js';
 import { parseHttpOptions } from '../http/options.js';
 import { parseCli, USAGE, wantsHelp } from './args.js';
 import { inspect, reset } from './commands.js';
+import { credentialWarnings } from './credential-check.js';
 import { CliError, type ExitCode, ExitCodes } from './exit-codes.js';
 import { limiterSource } from './limiter-options.js';
 import { inspectText } from './report.js';
@@ -24,13 +25,21 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     // The app's warnings are for the app: the operator's run answers for itself.
     const config = parseHttpOptions({ ...source.options, validate: false });
     const subject = await subjectOf(args.who, config);
+    const warnings = credentialWarnings(args.who, config, source.secret);
+    // On stderr, so that --json's stdout stays one object (which carries them too).
+    for (const w of warnings) process.stderr.write(`sluice: warning: ${w.message}\n`);
     if (args.command === 'reset') {
-      const limiters = await reset(config, subject, args.plan);
-      const ban = config.ban === undefined ? 'no ban options given, so a ban stays' : 'its ban lifted too';
+      const { limiters, banLifted } = await reset(config, subject, args.plan);
+      const ban =
+        config.ban === undefined
+          ? 'no ban options given, so a ban stays'
+          : banLifted
+            ? 'its ban lifted too'
+            : 'it was not banned';
       const names = limiters.map((l) => `"${l}"`).join(', ');
       write(
         args.json,
-        { command: 'reset', subject, limiters, banLifted: config.ban !== undefined },
+        { command: 'reset', subject, limiters, banLifted, warnings },
         `reset ${subject} under ${names} on ${source.storeLabel} (${ban})`,
       );
       return ExitCodes.OK;
@@ -39,8 +48,8 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     const allowed = reports.every((r) => r.allowed);
     write(
       args.json,
-      { command: 'inspect', subject, allowed, limiters: reports },
-      inspectText(subject, source.storeLabel, reports),
+      { command: 'inspect', subject, allowed, limiters: reports, warnings },
+      inspectText(subject, source.storeLabel, reports, warnings.length > 0),
     );
     return allowed ? ExitCodes.OK : ExitCodes.LIMITED;
   } finally {

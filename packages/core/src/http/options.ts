@@ -91,6 +91,23 @@ function optionalFunction<F>(value: unknown, option: string): F | undefined {
   return value as F;
 }
 
+/**
+ * express-rate-limit's handler is `(req, res, next, options)`: pasted unchanged it passed the function
+ * check, and every refusal then threw (its `options.statusCode` read off Sluice's decision, `next` was
+ * the decision). No Sluice handler takes four parameters, so `length === 4` tells it apart at start.
+ */
+function parseHandler<F>(value: unknown): F | undefined {
+  const handler = optionalFunction<F>(value, 'handler');
+  if (typeof handler === 'function' && handler.length === 4) {
+    fail(
+      ErrorCodes.INVALID_OPTION,
+      'handler',
+      `takes 4 parameters, as express-rate-limit's (req, res, next, options) does; Sluice calls handler: (req, res, decision) => res.status(429).json({ … }) (Fastify: reply.send(…); Koa: (ctx, _, decision) => { ctx.body = … }; Hono: return c.json(…)): answer the refusal there, with decision.retryAfterMs and decision.reason in place of options`,
+    );
+  }
+  return handler;
+}
+
 function flag(value: unknown, option: string): boolean {
   if (value === undefined) return false;
   if (typeof value !== 'boolean') {
@@ -359,7 +376,7 @@ export function parseHttpOptions<Req, Res>(
     headers: parseHeaders(options.headers),
     legacyHeaders: flag(options.legacyHeaders, 'legacyHeaders'),
     statusCode: parseStatus(options.statusCode),
-    handler: optionalFunction<HttpConfig<Req, Res>['handler']>(options.handler, 'handler'),
+    handler: parseHandler<HttpConfig<Req, Res>['handler']>(options.handler),
     shadow: flag(options.shadow, 'shadow'),
     onDecision: optionalFunction<HttpConfig<Req, Res>['onDecision']>(options.onDecision, 'onDecision'),
     skipFailedRequests: flag(options.skipFailedRequests, 'skipFailedRequests'),

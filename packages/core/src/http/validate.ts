@@ -56,6 +56,28 @@ const MESSAGES: Record<WarningCode, (limiter: string, detail: string) => string>
     `Limiter "${l}": its handler returned without answering the refusal (a body returned, as errorResponseBuilder's was, is not sent), so Sluice sent its own problem+json refusal. Fix: answer in the handler, e.g. handler: (req, res, decision) => res.status(429).json({ ... }) (Fastify: reply.send(...); Koa: ctx.body = ...; Hono: return c.json(...)), and return its promise if it answers later.`,
 };
 
+/**
+ * express-rate-limit's `validate` keys by its check names; Sluice's by code. Pasted unchanged, a key
+ * said only "unknown check": these name the Sluice check that does that job (or that none does).
+ */
+const EXPRESS_RATE_LIMIT_CHECKS: Readonly<Record<string, readonly WarningCode[]>> = {
+  xForwardedForHeader: [WarningCodes.FORWARDED_IGNORED],
+  forwardedHeader: [WarningCodes.FORWARDED_IGNORED],
+  trustProxy: [WarningCodes.TRUST_PROXY_ALL, WarningCodes.TRUST_PROXY_PUBLIC],
+  ip: [WarningCodes.NOT_AN_ADDRESS, WarningCodes.NO_CLIENT_ADDRESS],
+  singleCount: [WarningCodes.DOUBLE_COUNT],
+  creationStack: [WarningCodes.CREATED_PER_REQUEST],
+};
+
+/** The hint of an unknown check `key` (starting '; ', or empty), with the value given carried over. */
+function foreignCheck(key: string, on: unknown): string {
+  if (!Object.hasOwn(EXPRESS_RATE_LIMIT_CHECKS, key)) return '';
+  const codes = EXPRESS_RATE_LIMIT_CHECKS[key]!;
+  const value = typeof on === 'boolean' ? on : false;
+  const instead = codes.map((code) => `${code}: ${value}`).join(', ');
+  return `; express-rate-limit's ${key} check is Sluice's ${codes.join(' and ')}: write validate: { ${instead} } instead`;
+}
+
 /** `validate`: true (every check), false (none), or checks turned off by code. */
 export function parseValidate(value: unknown): ReadonlySet<string> | false {
   if (value === undefined || value === true) return new Set();
@@ -73,7 +95,7 @@ export function parseValidate(value: unknown): ReadonlySet<string> | false {
       fail(
         ErrorCodes.UNKNOWN_OPTION,
         `validate.${code}`,
-        `unknown check; the checks are ${[...CODES].join(', ')}`,
+        `unknown check${foreignCheck(code, on)}; the checks are ${[...CODES].join(', ')}`,
       );
     }
     if (typeof on !== 'boolean') {

@@ -18,6 +18,8 @@ const BIN = join(
   (JSON.parse(readFileSync(join(CORE, 'package.json'), 'utf8')) as { bin: { sluice: string } }).bin.sluice,
 );
 const CONFIG = join(__dirname, 'app-config.mjs');
+/** app-config.mjs with `credentialSecret: process.env.SLUICE_CLI_TEST_APP_SECRET`. */
+const CONFIG_SECRET_FROM_ENV = join(__dirname, 'app-config-secret-from-env.mjs');
 /** What app-config.mjs exports, but its store and prefix. */
 const APP_OPTIONS = JSON.parse(
   readFileSync(join(__dirname, 'app-options.json'), 'utf8'),
@@ -158,12 +160,61 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
 
       const reset = await sluice(['reset', '--config', CONFIG, '--api-key', KEY, '--json'], env);
       expect(reset.code).toBe(0);
-      expect(JSON.parse(reset.stdout)).toMatchObject({ command: 'reset', limiters: ['api'] });
+      expect(JSON.parse(reset.stdout)).toMatchObject({
+        command: 'reset',
+        limiters: ['api'],
+        banLifted: true,
+        warnings: [],
+      });
 
       const after = await sluice(['inspect', '--config', CONFIG, '--api-key', KEY, '--json'], env);
       expect(after.code).toBe(0);
       expect(JSON.parse(after.stdout).limiters[0]).toMatchObject({ allowed: true, ban: { banned: false } });
+      // No plans: plan is there, null, as the text leaves it out (it was missing from --json).
+      expect(JSON.parse(after.stdout).limiters[0].plan).toBeNull();
       expect((await app.handle({ ip: '203.0.113.9', key: KEY })).status).toBe(0);
+    });
+
+    // 9f3a714 said banLifted: true of any reset with ban options, banned or not (newcomer review, #28).
+    test('reset: banLifted only when a ban was there and is lifted', async () => {
+      const { app, env } = await setUp(backend);
+      for (let i = 0; i < 4; i++) await app.handle({ ip: '203.0.113.11' });
+      const limited = await sluice(['reset', '--config', CONFIG, '--ip', '203.0.113.11', '--json'], env);
+      expect(limited.code).toBe(0);
+      expect(JSON.parse(limited.stdout)).toMatchObject({ banLifted: false, limiters: ['api'] });
+      const text = await sluice(['reset', '--config', CONFIG, '--ip', '203.0.113.12'], env);
+      expect(text.stdout).toMatch(/\(it was not banned\)$/m);
+      expect(text.stdout).not.toContain('ban lifted');
+    });
+
+    // 9f3a714 hashed the key with plain SHA-256 when the module's credentialSecret was unset in the
+    // operator's shell, found nothing and said "allowed now" (newcomer review, #28).
+    test("--config naming a credentialSecret that is unset here: a warning, not a confident 'allowed now'", async () => {
+      const { app, env } = await setUp(backend);
+      for (let i = 0; i < 4; i++) await app.handle({ ip: '203.0.113.13', key: KEY });
+      const json = await sluice(
+        ['inspect', '--config', CONFIG_SECRET_FROM_ENV, '--api-key', KEY, '--json'],
+        env,
+      );
+      expect(json.stderr).toMatch(
+        /^sluice: warning: the options name credentialSecret, but it is unset here/m,
+      );
+      expect(JSON.parse(json.stdout).warnings).toEqual([
+        expect.objectContaining({ code: 'CREDENTIAL_SECRET_UNSET' }),
+      ]);
+      const text = await sluice(['inspect', '--config', CONFIG_SECRET_FROM_ENV, '--api-key', KEY], env);
+      expect(text.stdout).toMatch(/limiter "api": allowed now, UNCONFIRMED/);
+      // With the variable set, the key is the app's: found, limited, and no warning.
+      const found = await sluice(
+        ['inspect', '--config', CONFIG_SECRET_FROM_ENV, '--api-key', KEY, '--json'],
+        {
+          ...env,
+          SLUICE_CLI_TEST_APP_SECRET: 'app-secret',
+        },
+      );
+      expect(found.code).toBe(1);
+      expect(found.stderr).toBe('');
+      expect(JSON.parse(found.stdout).warnings).toEqual([]);
     });
 
     test('flags instead of a module: --store, the policies, and SLUICE_CREDENTIAL_SECRET find the same key', async () => {
@@ -178,6 +229,12 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
       const other = await sluice(['inspect', '--api-key', KEY, '--json', ...flags]);
       expect(other.code).toBe(0);
       expect(JSON.parse(other.stdout).subject).not.toBe(JSON.parse(seen.stdout).subject);
+      // ... which the command cannot rule out, and says (it said "allowed now" and no more).
+      expect(JSON.parse(other.stdout).warnings).toEqual([
+        expect.objectContaining({ code: 'CREDENTIAL_HASH_UNCONFIRMED' }),
+      ]);
+      expect(other.stderr).toMatch(/^sluice: warning: no credentialSecret given/m);
+      expect(JSON.parse(seen.stdout).warnings).toEqual([]);
 
       expect((await sluice(['reset', '--api-key', KEY, ...flags], secret)).code).toBe(0);
       expect((await app.handle({ ip: '203.0.113.10', key: KEY })).status).toBe(0);
@@ -251,6 +308,11 @@ describe('sluice: answers a script can act on', () => {
     ],
     [['unblock', '--ip', '192.0.2.1'], /unknown command 'unblock'/],
     [['inspect', '--ip', '192.0.2.1', '--frobnicate'], /Unknown option '--frobnicate'/],
+    // parseArgs' own text spoke of positionals after '--' (newcomer review, #28).
+    [
+      ['inspect', '--ip', '192.0.2.1', '--windowMs', '60000'],
+      /^sluice: Unknown option '--windowMs': write --window \(milliseconds, or a duration such as '15m'\) \(sluice --help lists the options\)$/m,
+    ],
   ])('%j is exit 2 with a message', async (args, message) => {
     const run = await sluice(args);
     expect(run.code).toBe(2);

@@ -23,8 +23,13 @@ import {
   uniquePrefix,
 } from './clients.js';
 
-// Stores that fail or connect late are warned about when they fail and when they are back: captured.
-expectOnlyWarnings('ERR_SLUICE_STORE_DEGRADED', 'ERR_SLUICE_STORE_RECOVERED');
+// Stores that fail or connect late are warned about when they fail and when they are back: captured;
+// an ioredis client without an offline queue, called before it connected, is warned of too.
+const warned = expectOnlyWarnings(
+  'ERR_SLUICE_STORE_DEGRADED',
+  'ERR_SLUICE_STORE_RECOVERED',
+  'ERR_SLUICE_OFFLINE_QUEUE_OFF',
+);
 
 const everyAlgorithm: Policy[] = algorithmNames.map((algorithm) => ({
   name: algorithm,
@@ -388,5 +393,7 @@ describeRedis('RedisStore on a client that is not connected yet', () => {
     }
     expect(after).toMatchObject({ allowed: true, remaining: 1 });
     expect(after.degraded).toBeUndefined();
+    // ioredis and iovalkey show their enableOfflineQueue: false (node-redis's option is not read).
+    expect(warned.codes.includes('ERR_SLUICE_OFFLINE_QUEUE_OFF')).toBe(!name.startsWith('node-redis'));
   });
 });

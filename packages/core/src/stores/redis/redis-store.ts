@@ -3,6 +3,7 @@ import { soon } from '../../portable/runtime.js';
 import type { PolicyOutcome, RefundCall, Store, StoreCall, StoreLimiter, StoreOutcome } from '../store.js';
 import { misuseOf, type RedisClient, runnerFor, type ScriptRunner } from './clients/runner.js';
 import { type KeyPlan, planOf } from './keys.js';
+import { offlineQueueCheck } from './offline-queue.js';
 import { NEVER, Op, REPLY_FIELDS, script, scriptSha } from './script.js';
 
 /**
@@ -62,6 +63,8 @@ export class RedisStore implements Store {
   readonly local = false;
   readonly clock: (() => number) | undefined;
   private readonly client: ScriptRunner;
+  /** Looks once, at the first call, for a client that refuses calls until connected (offline-queue.ts). */
+  private firstCall: (() => void) | undefined;
 
   constructor(options: RedisStoreOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -109,6 +112,7 @@ export class RedisStore implements Store {
     }
     this.client = runner;
     this.clock = clock;
+    this.firstCall = offlineQueueCheck(client);
   }
 
   /**
@@ -118,6 +122,10 @@ export class RedisStore implements Store {
    * call. Each call still takes a single round trip.
    */
   consume(call: StoreCall): Promise<StoreOutcome> {
+    if (this.firstCall !== undefined) {
+      this.firstCall();
+      this.firstCall = undefined;
+    }
     const plan = planOf(call.limiter);
     const now = this.clock === undefined ? 0 : this.clock();
     const batch = this.batchOf(plan, call.subject);
