@@ -2,9 +2,10 @@ import { describeValue, ErrorCodes, SluiceConfigError } from '../../errors.js';
 import { soon } from '../../portable/runtime.js';
 import type { PolicyOutcome, RefundCall, Store, StoreCall, StoreLimiter, StoreOutcome } from '../store.js';
 import { markLifeMs, markOf } from '../store.js';
+import { batchSql, MAX_BATCH_CALLS, type Queued, settle } from './batch.js';
 import { type PostgresClient, type SqlRunner, sqlRunnerFor } from './clients/runner.js';
 import { namesOf, parseTable, schemaSql, type TableName } from './schema.js';
-import { bigintArrayOf, bigintElements, textArrayOf, textElements } from './sql-literals.js';
+import { bigintElements, textElements } from './sql-literals.js';
 
 export interface PostgresStoreOptions {
   /** A `pg` Pool or Client, or a postgres.js instance (`postgres(url)`). */
@@ -21,13 +22,6 @@ const OPTION_KEYS = ['client', 'table', 'createTable', 'clock'];
 const DEFAULT_TABLE = 'sluice_limits';
 /** Reply fields per policy: allowed (1/0), remaining, resetMs, retryAfterMs (-1: never), delayMs. */
 const REPLY_FIELDS = 5;
-/**
- * A batch is sent as soon as it holds this many calls, the rest at the end of the turn. One statement
- * then holds one connection for a burst instead of a connection per call (a pool of 4 drained by 200
- * calls left most of them to time out waiting), while a batch's statement stays short (its rows are
- * locked until it ends) and its text small (about 100 bytes a call).
- */
-const MAX_BATCH_CALLS = 256;
 /** SQLSTATEs of a schema that is not there (yet): undefined_function, undefined_table. */
 const MISSING = new Set(['42883', '42P01']);
 
@@ -53,18 +47,6 @@ interface Plan {
   /** Subject-scoped policies' keys, then their marks, and each mark's life. */
   resetKeys(subject: string): string[];
   readonly markLives: number[];
-}
-
-/** A call waiting for its batch: its part of each array the batch function takes, as elements. */
-interface Queued {
-  readonly op: 'c' | 'p' | 'r' | 'd';
-  readonly keys: readonly string[];
-  readonly codes: readonly string[];
-  readonly nums: readonly string[];
-  readonly args: readonly string[];
-  /** The function's reply to this call. */
-  resolve(reply: string): void;
-  reject(error: unknown): void;
 }
 
 const plans = new WeakMap<StoreLimiter, Plan>();
@@ -239,30 +221,8 @@ export class PostgresStore implements Store {
   private send(): void {
     const calls = this.queue;
     this.queue = [];
-    const text = `SELECT ${this.callName}(${textArrayOf(calls.map((c) => c.op))}, ${textArrayOf(
-      calls.flatMap((c) => c.keys),
-    )}, ${bigintArrayOf(
-      calls.map((c) => String(c.keys.length)),
-      'int[]',
-    )}, ${textArrayOf(calls.flatMap((c) => c.codes))}, ${bigintArrayOf(calls.flatMap((c) => c.nums))}, ${bigintArrayOf(
-      calls.map((c) => String(c.codes.length)),
-      'int[]',
-    )}, ${bigintArrayOf(calls.flatMap((c) => c.args))}, ${bigintArrayOf(
-      calls.map((c) => String(c.args.length)),
-      'int[]',
-    )}) AS r`;
-    this.run(text).then(
-      (reply) => {
-        const parts = (reply ?? '').split(';');
-        if (parts.length !== calls.length) {
-          const error = new Error(
-            `sluice: unexpected reply from the PostgresStore function: ${JSON.stringify(reply?.slice(0, 200))}`,
-          );
-          for (const call of calls) call.reject(error);
-          return;
-        }
-        for (let i = 0; i < calls.length; i++) calls[i]!.resolve(parts[i]!);
-      },
+    this.run(batchSql(this.callName, calls)).then(
+      (reply) => settle(calls, reply),
       (error: unknown) => {
         for (const call of calls) call.reject(error);
       },
