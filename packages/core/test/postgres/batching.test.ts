@@ -117,13 +117,10 @@ describePostgres('PostgresStore batches the calls of one turn', () => {
   test('a burst of 200 on a pool of 4 holds one connection', async () => {
     const pool = new pg.Pool({ connectionString: db.server.url, max: 4 });
     try {
-      const limiter = createLimiter({
-        prefix: uniquePrefix('conn'),
-        store: new PostgresStore({ client: pool }),
-        limit: 100,
-        window: '1m',
-      });
-      await limiter.peek('warm-up');
+      const store = new PostgresStore({ client: pool });
+      const limiter = createLimiter({ prefix: uniquePrefix('conn'), store, limit: 100, window: '1m' });
+      // The pool's first connection, opened with time to spare: its setup is not what is measured.
+      await createLimiter({ store, limit: 1, window: '1s', storeTimeout: '30s' }).peek('warm-up');
       let most = 0;
       const watch = setInterval(() => {
         most = Math.max(most, pool.totalCount - pool.idleCount);
