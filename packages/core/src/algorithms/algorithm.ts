@@ -85,7 +85,7 @@ export interface Algorithm {
   /** The Lua twin: a chunk that registers this algorithm's step and refund under `code`. */
   readonly lua: string;
   /**
-   * The SQL twin (PostgresStore): PL/pgSQL functions `sluice_v1_<twin>_step` and `_refund` making the
+   * The SQL twin (PostgresStore): PL/pgSQL functions `sluice_v2_<twin>_step` and `_refund` making the
    * same decision inside PostgreSQL, with helpers from algorithm.sql.
    */
   readonly sql: string;

@@ -1,4 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createLimiter, PostgresStore } from '@sluice/core';
 import {
@@ -122,6 +123,70 @@ describePostgres('PostgresStore under concurrent processes', () => {
       expect(calls).toBeGreaterThan(100);
       expect((await deadlocks()) - before).toBe(0);
     } finally {
+      await admin.end();
+    }
+  }, 60_000);
+
+  test('version 1 calls beside version 2 batches, on the same rows in other orders, never deadlock', async () => {
+    // A rolling deploy: processes of the release before (schema version 1, one call a statement) and
+    // of this one (a batch a statement) on one table. Both lock rows in the same global order.
+    const admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+    const old = new pg.Pool({ connectionString: server.url, max: CONNECTIONS });
+    const deadlocks = async () =>
+      Number(
+        (await admin.query("SELECT deadlocks FROM pg_stat_database WHERE datname = 'postgres'")).rows[0]
+          .deadlocks,
+      );
+    try {
+      await admin.query(readFileSync(join(__dirname, 'fixtures/schema-v1.sql'), 'utf8'));
+      const before = await deadlocks();
+      const crossing: Crossing = { prefix: uniquePrefix('versions'), durationMs: 4_000, inFlight: 16 };
+      let done = false;
+      const batches = Promise.all(children.map((child) => send<CrossingResult>(child, { crossing }))).finally(
+        () => {
+          done = true;
+        },
+      );
+      // The rows the crossing calls use (key: prefix:limiter:policy:code[:subject]), once they exist.
+      let keys: string[] = [];
+      for (let waited = 0; keys.length < 6 && waited < 3_000; waited += 50) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        keys = (
+          await admin.query('SELECT key FROM sluice_limits WHERE key LIKE $1', [`${crossing.prefix}:%`])
+        ).rows.map((r) => r.key as string);
+      }
+      expect(keys.length).toBeGreaterThanOrEqual(6);
+      const errors: string[] = [];
+      let oldCalls = 0;
+      const oldWorker = async (w: number) => {
+        for (let i = w; !done; i++) {
+          // Up to four of the rows, in an order of their own.
+          const mine = keys.filter((_, k) => (k + i) % 3 !== 0).slice(0, 4);
+          if (i % 2 === 1) mine.reverse();
+          const codes = mine.map((k) => k.split(':')[3]!);
+          const nums = mine.flatMap(() => [1_000_000, 3_600_000, 1_000_000]);
+          try {
+            await old.query(
+              'SELECT sluice_limits_sluice_v1_call($1, $2, $3, $4, ARRAY[NULL, 1, 0]::bigint[]) AS r',
+              ['c', mine, codes, nums],
+            );
+            oldCalls++;
+          } catch (error) {
+            errors.push(String(error));
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: 8 }, (_, w) => oldWorker(w)));
+      const results = await batches;
+      await admin.query('SELECT pg_stat_force_next_flush()');
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect([...errors, ...results.flatMap((r) => r.errors)]).toEqual([]);
+      expect(results.reduce((sum, r) => sum + r.degraded, 0)).toBe(0);
+      expect(oldCalls).toBeGreaterThan(20);
+      expect((await deadlocks()) - before).toBe(0);
+    } finally {
+      await old.end();
       await admin.end();
     }
   }, 60_000);

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createLimiter, ErrorCodes, PostgresStore } from '@sluice/core';
 import pg from 'pg';
 import postgres from 'postgres';
@@ -91,12 +93,12 @@ describe('PostgresStore options', () => {
     const text = PostgresStore.schema();
     expect(text).not.toContain('{{');
     expect(text).toContain('CREATE TABLE IF NOT EXISTS sluice_limits (');
-    expect(text).toContain('CREATE OR REPLACE FUNCTION sluice_limits_sluice_v1_call(');
-    expect(text).toContain('CREATE OR REPLACE FUNCTION sluice_v1_gc_step(');
+    expect(text).toContain('CREATE OR REPLACE FUNCTION sluice_limits_sluice_v2_call(');
+    expect(text).toContain('CREATE OR REPLACE FUNCTION sluice_v2_gc_step(');
     const qualified = PostgresStore.schema({ table: 'limits.api' });
     expect(qualified).toContain('CREATE TABLE IF NOT EXISTS limits.api (');
-    expect(qualified).toContain('FUNCTION limits.sluice_v1_fw_step(');
-    expect(qualified).not.toMatch(/[^.]\bsluice_v1_fw_step\(/);
+    expect(qualified).toContain('FUNCTION limits.sluice_v2_fw_step(');
+    expect(qualified).not.toMatch(/[^.]\bsluice_v2_fw_step\(/);
   });
 });
 
@@ -212,28 +214,35 @@ describePostgres('PostgresStore on a server', () => {
     }
   });
 
-  test('a later release installs its own versioned functions beside these, sharing the table', async () => {
+  test('versions 1 and 2 install side by side on one table and share its counters', async () => {
     const store = new PostgresStore({ client: await makeClient('pg Pool', db.server.url) });
     const prefix = uniquePrefix('versions');
     expect((await limiterOn(store, prefix).consume('v')).remaining).toBe(1);
-    const ours = async () =>
+    const sources = async (version: number) =>
       (
         await db.admin.query(
-          "SELECT string_agg(md5(prosrc), ',' ORDER BY proname) AS s FROM pg_proc WHERE proname LIKE '%sluice_v1_%'",
+          `SELECT string_agg(md5(prosrc), ',' ORDER BY proname) AS s FROM pg_proc WHERE proname LIKE '%sluice_v${version}_%'`,
         )
       ).rows[0].s as string;
-    const before = await ours();
-    // What a release with schema version 2 would create, here the same SQL under its own names.
-    await db.admin.query(PostgresStore.schema().replaceAll('sluice_v1_', 'sluice_v2_'));
-    expect(await ours()).toBe(before);
-    // The v2 call function decides on the same row: one table, counters shared during a rolling deploy.
+    const v2 = await sources(2);
+    // A process of the release before (schema version 1) starts during a rolling deploy and creates
+    // its own functions, exactly as that release did: ours are left as they are.
+    await db.admin.query(readFileSync(join(__dirname, 'fixtures/schema-v1.sql'), 'utf8'));
+    expect(await sources(2)).toBe(v2);
+    const v1 = await sources(1);
+    expect(v1).not.toBe('');
+    // Its call function (one call, the old signature) decides on the row version 2 charged...
     const key = (await db.admin.query(`SELECT key FROM sluice_limits WHERE key LIKE '${prefix}:%'`)).rows[0]
       .key as string;
     const reply = await db.admin.query(
-      "SELECT sluice_limits_sluice_v2_call('c', ARRAY[$1], '{sw}', '{2,3600000,2}', ARRAY[NULL, 1, 0]::bigint[]) AS r",
+      "SELECT sluice_limits_sluice_v1_call('c', ARRAY[$1], '{sw}', '{2,3600000,2}', ARRAY[NULL, 1, 0]::bigint[]) AS r",
       [key],
     );
     expect((reply.rows[0].r as string).split(',').slice(1, 3)).toEqual(['1', '0']);
+    // ...and version 2 sees its charge: one table, counters shared.
     expect((await limiterOn(store, prefix).consume('v')).allowed).toBe(false);
+    // Version 2's schema run again (a migration, another process) leaves version 1's functions alone.
+    await db.admin.query(PostgresStore.schema());
+    expect(await sources(1)).toBe(v1);
   });
 });

@@ -6,7 +6,7 @@
 -- step's retry_ms is -1 for a retry that never comes; `next` is the state to store when the whole call
 -- is allowed (the state as it was, otherwise). refund is called only on a state (never NULL). Arrays are
 -- 1-based. The signatures every twin shares are filled in where the braces stand (schema.ts).
-CREATE OR REPLACE FUNCTION sluice_v1_cc_step{{step}} AS $$
+CREATE OR REPLACE FUNCTION sluice_v2_cc_step{{step}} AS $$
 DECLARE
   length int := coalesce(array_length(state, 1), 0);
   from_i int := 1;
@@ -47,7 +47,7 @@ BEGIN
   END IF;
 END $$;
 
-CREATE OR REPLACE FUNCTION sluice_v1_cc_refund{{refund}} AS $$
+CREATE OR REPLACE FUNCTION sluice_v2_cc_refund{{refund}} AS $$
 DECLARE
   length int;
   i int := 1;

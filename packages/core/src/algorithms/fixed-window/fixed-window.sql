@@ -5,9 +5,9 @@
 -- step's retry_ms is -1 for a retry that never comes; `next` is the state to store when the whole call
 -- is allowed (the state as it was, otherwise). refund is called only on a state (never NULL). Arrays are
 -- 1-based. The signatures every twin shares are filled in where the braces stand (schema.ts).
-CREATE OR REPLACE FUNCTION sluice_v1_fw_step{{step}} AS $$
+CREATE OR REPLACE FUNCTION sluice_v2_fw_step{{step}} AS $$
 DECLARE
-  idx bigint := sluice_v1_idiv(now, w);
+  idx bigint := sluice_v2_idiv(now, w);
   count bigint := 0;
 BEGIN
   IF state IS NOT NULL AND state[1] = idx THEN count := state[2]; END IF;
@@ -30,9 +30,9 @@ BEGIN
   END IF;
 END $$;
 
-CREATE OR REPLACE FUNCTION sluice_v1_fw_refund{{refund}} AS $$
+CREATE OR REPLACE FUNCTION sluice_v2_fw_refund{{refund}} AS $$
 DECLARE
-  idx bigint := sluice_v1_idiv(charged_at, w);
+  idx bigint := sluice_v2_idiv(charged_at, w);
 BEGIN
   IF state[1] <> idx THEN
     next := state;

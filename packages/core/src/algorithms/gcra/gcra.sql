@@ -5,7 +5,7 @@
 -- step's retry_ms is -1 for a retry that never comes; `next` is the state to store when the whole call
 -- is allowed (the state as it was, otherwise). refund is called only on a state (never NULL). Arrays are
 -- 1-based. The signatures every twin shares are filled in where the braces stand (schema.ts).
-CREATE OR REPLACE FUNCTION sluice_v1_gc_step{{step}} AS $$
+CREATE OR REPLACE FUNCTION sluice_v2_gc_step{{step}} AS $$
 DECLARE
   ahead bigint := 0;
   capacity bigint := burst * w;
@@ -15,10 +15,10 @@ DECLARE
 BEGIN
   -- (max(tat, now) - now) * limit: how far the schedule runs ahead of now.
   IF state IS NOT NULL THEN ahead := greatest(0, (state[1] - now) * lim + state[2]); END IF;
-  wait_ms := sluice_v1_ceil_div(ahead, lim);
+  wait_ms := sluice_v2_ceil_div(ahead, lim);
   next := state;
   allowed := false;
-  remaining := greatest(0, sluice_v1_idiv(capacity - ahead, w));
+  remaining := greatest(0, sluice_v2_idiv(capacity - ahead, w));
   reset_ms := wait_ms;
   delay_ms := 0;
   expires_at := now + wait_ms;
@@ -28,20 +28,20 @@ BEGIN
   END IF;
   after := ahead + cost * w;
   IF after <= capacity THEN
-    anchor := sluice_v1_idiv(after, lim);
+    anchor := sluice_v2_idiv(after, lim);
     allowed := true;
     next := ARRAY[now + anchor, after - anchor * lim];
-    remaining := sluice_v1_idiv(capacity - after, w);
-    reset_ms := sluice_v1_ceil_div(after, lim);
+    remaining := sluice_v2_idiv(capacity - after, w);
+    reset_ms := sluice_v2_ceil_div(after, lim);
     retry_ms := 0;
     delay_ms := wait_ms;
     expires_at := now + reset_ms;
   ELSE
-    retry_ms := sluice_v1_ceil_div(after - capacity, lim);
+    retry_ms := sluice_v2_ceil_div(after - capacity, lim);
   END IF;
 END $$;
 
-CREATE OR REPLACE FUNCTION sluice_v1_gc_refund{{refund}} AS $$
+CREATE OR REPLACE FUNCTION sluice_v2_gc_refund{{refund}} AS $$
 DECLARE
   units bigint;
   shift bigint;
@@ -51,7 +51,7 @@ BEGIN
   -- Move the schedule back by what may still be held of the charge: cost * T less the time since it
   -- was made (that much may have refilled already). A schedule behind now is simply a full bucket.
   units := state[2] - greatest(0, cost * w - greatest(0, now - charged_at) * lim);
-  shift := sluice_v1_idiv(units, lim);
+  shift := sluice_v2_idiv(units, lim);
   anchor := state[1] + shift;
   rest := units - shift * lim;
   next := ARRAY[anchor, rest];

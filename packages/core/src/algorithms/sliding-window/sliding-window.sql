@@ -5,9 +5,9 @@
 -- step's retry_ms is -1 for a retry that never comes; `next` is the state to store when the whole call
 -- is allowed (the state as it was, otherwise). refund is called only on a state (never NULL). Arrays are
 -- 1-based. The signatures every twin shares are filled in where the braces stand (schema.ts).
-CREATE OR REPLACE FUNCTION sluice_v1_sw_step{{step}} AS $$
+CREATE OR REPLACE FUNCTION sluice_v2_sw_step{{step}} AS $$
 DECLARE
-  idx bigint := sluice_v1_idiv(now, w);
+  idx bigint := sluice_v2_idiv(now, w);
   finish bigint;
   curr bigint := 0;
   prev bigint := 0;
@@ -29,30 +29,30 @@ BEGIN
   delay_ms := 0;
   -- The estimate times W: prev * (W - elapsed) + curr * W.
   scaled := prev * (finish - now) + curr * w;
-  remaining := greatest(0, sluice_v1_idiv(lim * w - scaled, w));
+  remaining := greatest(0, sluice_v2_idiv(lim * w - scaled, w));
   allowed := false;
   IF cost > lim THEN
     retry_ms := -1;
   ELSIF scaled + cost * w <= lim * w THEN
     allowed := true;
     next := ARRAY[idx, curr + cost, prev];
-    remaining := greatest(0, sluice_v1_idiv(lim * w - scaled - cost * w, w));
+    remaining := greatest(0, sluice_v2_idiv(lim * w - scaled - cost * w, w));
     retry_ms := 0;
   ELSE
     room := (lim - curr - cost) * w;
     IF room >= 0 THEN
       -- Denied with room left means prev > 0: wait until enough of it has slid out of the window.
-      retry_ms := finish - sluice_v1_idiv(room, prev) - now;
+      retry_ms := finish - sluice_v2_idiv(room, prev) - now;
     ELSE
       -- curr + cost > lim: in the next window curr becomes the previous count and slides out in turn.
-      retry_ms := finish + w - sluice_v1_idiv((lim - cost) * w, curr) - now;
+      retry_ms := finish + w - sluice_v2_idiv((lim - cost) * w, curr) - now;
     END IF;
   END IF;
 END $$;
 
-CREATE OR REPLACE FUNCTION sluice_v1_sw_refund{{refund}} AS $$
+CREATE OR REPLACE FUNCTION sluice_v2_sw_refund{{refund}} AS $$
 DECLARE
-  idx bigint := sluice_v1_idiv(charged_at, w);
+  idx bigint := sluice_v2_idiv(charged_at, w);
 BEGIN
   next := state;
   expires_at := (state[1] + 2) * w;

@@ -1,7 +1,11 @@
--- Sluice: one call of PostgresStore, decided in one statement (stores/postgres/schema.ts fills in
--- {{table}}, {{call}}, {{grace}} and {{sweep}}). Every row of a call is locked in one global order (keys
--- sorted in the "C" collation), so calls that share keys, in whatever order, never deadlock; the
--- function runs in the statement's own transaction at READ COMMITTED, so none fails to serialize.
+-- Sluice: the calls of PostgresStore, a batch of them decided in one statement (stores/postgres/schema.ts
+-- fills in {{table}}, {{call}}, {{one}}, {{grace}} and {{sweep}}). {{call}} takes the calls one event-loop
+-- turn of a process made, locks every row they write in one global order (keys sorted in the "C"
+-- collation), so batches that share keys, in whatever order, never deadlock, then decides each call in
+-- turn with {{one}}, as it would be decided alone in that order. It runs in the statement's own
+-- transaction at READ COMMITTED, so none fails to serialize.
+--
+-- {{one}}: one call, on rows {{call}} holds already (never run on its own: it locks nothing).
 -- op    'c' consume: charge every policy if all allow, none otherwise; 'p' peek: charge nothing;
 --       'r' refund one charge; 'd' reset a subject (delete its keys, mark when: a refund gives back
 --       nothing charged before)
@@ -9,22 +13,21 @@
 --       'd': the subject's keys of the subject-scoped policies, then the reset mark of each
 -- codes the algorithm code of each policy ('d': none)
 -- nums  per policy: limit, windowMs, burst
--- args  [1] now in ms from the caller's clock, or NULL for the database's clock_timestamp(); then
+-- args  [1] now in ms from the caller's clock, or NULL for the database's clock (db_now); then
 --       'c', 'p': cost, lease id; 'r': cost, lease id, chargedAt; 'd': each mark's life in ms
+-- db_now the database's clock in ms, read once per batch
 -- Returns ('c', 'p') 'now,allowed,remaining,resetMs,retryAfterMs,delayMs,...' per policy (allowed 1/0,
 -- retryAfterMs -1: never); '' otherwise.
 -- expires_at is always on the database's clock, for the sweep: under a caller's clock a row lives
 -- {{grace}} ms longer than that clock says it matters (a stale state decides as no state does).
-CREATE OR REPLACE FUNCTION {{call}}(op text, keys text[], codes text[], nums bigint[], args bigint[])
+CREATE OR REPLACE FUNCTION {{one}}(op text, keys text[], codes text[], nums bigint[], args bigint[], db_now bigint)
 RETURNS text LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   n int := coalesce(array_length(codes, 1), 0);
   clocked boolean := args[1] IS NOT NULL;
-  db_now bigint := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
   now bigint := coalesce(args[1], db_now);
   cost bigint;
   lease bigint;
-  k text;
   s bigint[];
   e bigint;
   mark bigint[];
@@ -37,15 +40,9 @@ DECLARE
   reply bigint[] := ARRAY[now];
   m int;
 BEGIN
-  IF current_setting('transaction_isolation') <> 'read committed' THEN
-    RAISE EXCEPTION 'sluice: PostgresStore runs at READ COMMITTED, not %', current_setting('transaction_isolation')
-      USING HINT = 'do not set default_transaction_isolation for the role or database Sluice uses';
-  END IF;
-
   IF op = 'd' THEN
     m := coalesce(array_length(keys, 1), 0) / 2;
-    DELETE FROM {{table}} WHERE key IN (
-      SELECT t.key FROM {{table}} t WHERE t.key = ANY (keys[1:m]) ORDER BY t.key FOR UPDATE);
+    DELETE FROM {{table}} WHERE key = ANY (keys[1:m]);
     INSERT INTO {{table}} (key, state, expires_at)
       SELECT u.k, ARRAY[now],
              CASE WHEN clocked THEN db_now + u.life + {{grace}} ELSE now + u.life END
@@ -60,7 +57,6 @@ BEGIN
 
   IF op = 'r' THEN
     -- Only rows that hold a state: nothing was charged where there is none.
-    PERFORM 1 FROM {{table}} t WHERE t.key = ANY (keys[1:n]) ORDER BY t.key FOR UPDATE;
     FOR i IN 1..n LOOP
       -- A charge made before the subject's last reset (or in its millisecond): the reset took it already.
       -- Not for a lease, given back by its id, which the reset dropped (marksApply in stores/store.ts).
@@ -73,7 +69,7 @@ BEGIN
       s := NULL;
       SELECT t.state INTO s FROM {{table}} t WHERE t.key = keys[i] AND (clocked OR t.expires_at > now);
       CONTINUE WHEN s IS NULL;
-      f := sluice_v1_refund(codes[i], s, now, cost, args[4], lease, nums[3 * i - 2], nums[3 * i - 1], nums[3 * i]);
+      f := sluice_v2_refund(codes[i], s, now, cost, args[4], lease, nums[3 * i - 2], nums[3 * i - 1], nums[3 * i]);
       IF f.expires_at <= now THEN
         DELETE FROM {{table}} WHERE key = keys[i];
       ELSE
@@ -85,22 +81,11 @@ BEGIN
     RETURN '';
   END IF;
 
-  IF op = 'c' THEN
-    -- Lock every row of the call in key order, creating the missing ones (an empty state).
-    FOR k IN SELECT DISTINCT u COLLATE "C" FROM unnest(keys) u ORDER BY 1 LOOP
-      LOOP
-        PERFORM 1 FROM {{table}} t WHERE t.key = k FOR UPDATE;
-        EXIT WHEN FOUND;
-        INSERT INTO {{table}} (key, state, expires_at) VALUES (k, NULL, 0) ON CONFLICT (key) DO NOTHING;
-      END LOOP;
-    END LOOP;
-  END IF;
-
   FOR i IN 1..n LOOP
     s := NULL;
     SELECT t.state INTO s FROM {{table}} t WHERE t.key = keys[i] AND (clocked OR t.expires_at > now);
     states[i] := s::text;
-    r := sluice_v1_step(codes[i], s, now, cost, nums[3 * i - 2], nums[3 * i - 1], nums[3 * i], lease);
+    r := sluice_v2_step(codes[i], s, now, cost, nums[3 * i - 2], nums[3 * i - 1], nums[3 * i], lease);
     every := every AND r.allowed;
     nexts[i] := r.next::text;
     expiries[i] := r.expires_at;
@@ -112,16 +97,18 @@ BEGIN
       IF expiries[i] <= now THEN
         DELETE FROM {{table}} WHERE key = keys[i];
       ELSE
-        UPDATE {{table}} SET state = nexts[i]::bigint[],
-          expires_at = CASE WHEN clocked THEN db_now + expiries[i] - now + {{grace}} ELSE expiries[i] END
-          WHERE key = keys[i];
+        -- An upsert: an earlier call of the batch may have deleted the row (a reset, a state that
+        -- expired). Never a wait: another transaction inserting the key waits for this one's delete.
+        INSERT INTO {{table}} (key, state, expires_at) VALUES (keys[i], nexts[i]::bigint[],
+          CASE WHEN clocked THEN db_now + expiries[i] - now + {{grace}} ELSE expiries[i] END)
+          ON CONFLICT (key) DO UPDATE SET state = EXCLUDED.state, expires_at = EXCLUDED.expires_at;
       END IF;
     END LOOP;
   ELSE
     -- Nothing is charged: a policy that would have allowed reports its state as it stands.
     FOR i IN 1..n LOOP
       IF reply[5 * i - 3] = 1 THEN
-        r := sluice_v1_step(codes[i], states[i]::bigint[], now, 0, nums[3 * i - 2], nums[3 * i - 1], nums[3 * i], lease);
+        r := sluice_v2_step(codes[i], states[i]::bigint[], now, 0, nums[3 * i - 2], nums[3 * i - 1], nums[3 * i], lease);
         reply[5 * i - 2] := r.remaining;
         reply[5 * i - 1] := r.reset_ms;
         reply[5 * i] := 0;
@@ -129,13 +116,70 @@ BEGIN
       END IF;
     END LOOP;
   END IF;
-  IF op = 'c' THEN
-    -- Expired rows go a bounded batch at a time, skipping rows other calls hold: no full scan, no wait.
-    -- Last, once the call waits for nothing more: the rows it deletes are locked outside the key
-    -- order, and a call that waited while holding them could close a cycle with one waiting for them.
+  RETURN array_to_string(reply, ',');
+END $$;
+
+-- A batch of calls, in the order the process made them: call i is ops[i], with the next key_counts[i]
+-- keys, sizes[i] codes (3 * sizes[i] nums) and arg_counts[i] args. Returns each call's reply, joined
+-- by ';'.
+CREATE OR REPLACE FUNCTION {{call}}(ops text[], keys text[], key_counts int[], codes text[], nums bigint[],
+  sizes int[], args bigint[], arg_counts int[])
+RETURNS text LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  calls int := coalesce(array_length(ops, 1), 0);
+  db_now bigint := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+  held text[] := '{}';
+  writers int := 0;
+  k text;
+  ki int := 0;
+  pi int := 0;
+  ai int := 0;
+  replies text[] := '{}';
+BEGIN
+  IF current_setting('transaction_isolation') <> 'read committed' THEN
+    RAISE EXCEPTION 'sluice: PostgresStore runs at READ COMMITTED, not %', current_setting('transaction_isolation')
+      USING HINT = 'do not set default_transaction_isolation for the role or database Sluice uses';
+  END IF;
+
+  -- The rows the batch writes: a consume's and a reset's keys (marks included), a refund's policy keys
+  -- (it only reads the marks). A peek writes nothing and waits for nothing.
+  FOR i IN 1..calls LOOP
+    IF ops[i] IN ('c', 'd') THEN
+      held := held || keys[ki + 1:ki + key_counts[i]];
+    ELSIF ops[i] = 'r' THEN
+      held := held || keys[ki + 1:ki + sizes[i]];
+    END IF;
+    IF ops[i] <> 'p' THEN writers := writers + 1; END IF;
+    ki := ki + key_counts[i];
+  END LOOP;
+
+  -- Locked all at once, before any call runs, in key order, creating the missing ones (an empty state,
+  -- which decides as none): no call of the batch then waits while holding a row out of order.
+  FOR k IN SELECT DISTINCT u COLLATE "C" FROM unnest(held) u ORDER BY 1 LOOP
+    LOOP
+      PERFORM 1 FROM {{table}} t WHERE t.key = k FOR UPDATE;
+      EXIT WHEN FOUND;
+      INSERT INTO {{table}} (key, state, expires_at) VALUES (k, NULL, 0) ON CONFLICT (key) DO NOTHING;
+    END LOOP;
+  END LOOP;
+
+  ki := 0;
+  FOR i IN 1..calls LOOP
+    replies[i] := {{one}}(ops[i], keys[ki + 1:ki + key_counts[i]], codes[pi + 1:pi + sizes[i]],
+      nums[3 * pi + 1:3 * (pi + sizes[i])], args[ai + 1:ai + arg_counts[i]], db_now);
+    ki := ki + key_counts[i];
+    pi := pi + sizes[i];
+    ai := ai + arg_counts[i];
+  END LOOP;
+
+  IF writers > 0 THEN
+    -- Expired rows go a bounded number per call at a time, skipping rows other batches hold: no full
+    -- scan, no wait. Last, once the batch waits for nothing more: the rows it deletes are locked outside
+    -- the key order, and a batch that waited while holding them could close a cycle with one waiting
+    -- for them.
     DELETE FROM {{table}} WHERE key IN (
       SELECT t.key FROM {{table}} t WHERE t.expires_at < db_now
-      ORDER BY t.expires_at LIMIT {{sweep}} FOR UPDATE SKIP LOCKED);
+      ORDER BY t.expires_at LIMIT {{sweep}} * writers FOR UPDATE SKIP LOCKED);
   END IF;
-  RETURN array_to_string(reply, ',');
+  RETURN array_to_string(replies, ';');
 END $$;

@@ -1,9 +1,11 @@
 import { describeValue, ErrorCodes, SluiceConfigError } from '../../errors.js';
+import { soon } from '../../portable/runtime.js';
 import type { PolicyOutcome, RefundCall, Store, StoreCall, StoreLimiter, StoreOutcome } from '../store.js';
 import { markLifeMs, markOf } from '../store.js';
+import { batchSql, MAX_BATCH_CALLS, type Queued, settle } from './batch.js';
 import { type PostgresClient, type SqlRunner, sqlRunnerFor } from './clients/runner.js';
 import { namesOf, parseTable, schemaSql, type TableName } from './schema.js';
-import { bigintArray, textArray } from './sql-literals.js';
+import { bigintElements, textElements } from './sql-literals.js';
 
 export interface PostgresStoreOptions {
   /** A `pg` Pool or Client, or a postgres.js instance (`postgres(url)`). */
@@ -35,8 +37,11 @@ function tableOf(table: unknown, where: string): TableName {
 
 /** What one policy passes: its key head (up to the subject), algorithm code and numbers. */
 interface Plan {
-  readonly codes: string;
-  readonly nums: string;
+  /** Policies, and so codes (and 3 nums each). */
+  readonly size: number;
+  /** Elements of the codes' text[] and of the nums' bigint[] (sql-literals.ts). */
+  readonly codes: readonly string[];
+  readonly nums: readonly string[];
   keys(subject: string): string[];
   marks(subject: string): string[];
   /** Subject-scoped policies' keys, then their marks, and each mark's life. */
@@ -59,8 +64,9 @@ function planOf(limiter: StoreLimiter): Plan {
     global ? namespace : `${namespace}:${subject}`;
   const subjectScoped = policies.filter((p) => p.scope === 'subject');
   plan = {
-    codes: textArray(policies.map((p) => p.algorithm.code)),
-    nums: bigintArray(policies.flatMap((p) => [p.params.limit, p.params.windowMs, p.params.burst])),
+    size: policies.length,
+    codes: textElements(policies.map((p) => p.algorithm.code)),
+    nums: bigintElements(policies.flatMap((p) => [p.params.limit, p.params.windowMs, p.params.burst])),
     keys: (subject) => policies.map((p) => keyOf(p.namespace, p.scope === 'global', subject)),
     marks: (subject) => policies.map((p) => keyOf(markOf(p.namespace), p.scope === 'global', subject)),
     resetKeys: (subject) => [
@@ -76,8 +82,9 @@ function planOf(limiter: StoreLimiter): Plan {
 /**
  * A store in PostgreSQL: one function call (call.sql) decides each call of every algorithm and every
  * multi-policy limiter all-or-nothing, in one statement and one round trip, by the database's
- * clock unless a clock is given. No prepared statement and no session state, so it runs through
- * PgBouncer in transaction mode.
+ * clock unless a clock is given. The calls of one event-loop turn share that statement (as RedisStore's
+ * share a script run), so a burst holds one connection, not one per call. No prepared statement and
+ * no session state, so it runs through PgBouncer in transaction mode.
  */
 export class PostgresStore implements Store {
   readonly local = false;
@@ -88,6 +95,8 @@ export class PostgresStore implements Store {
   private readonly createTable: boolean;
   /** The schema being created (once per store); undefined until a call finds it missing. */
   private creating: Promise<void> | undefined;
+  /** Calls of this turn, sent together once it ends (or once MAX_BATCH_CALLS of them wait). */
+  private queue: Queued[] = [];
 
   /** The SQL that creates the table and functions for `table`, for migration tools. */
   static schema(options: { table?: string } = {}): string {
@@ -160,33 +169,68 @@ export class PostgresStore implements Store {
     const plan = planOf(call.limiter);
     const now = this.clock?.();
     const op = call.mode === 'consume' ? 'c' : 'p';
-    const reply = await this.run(op, plan.keys(call.subject), plan, [now, call.cost, call.leaseId]);
-    return decode(reply, call.limiter.policies.length, now);
+    const reply = await this.enqueue(op, plan.keys(call.subject), plan, [now, call.cost, call.leaseId]);
+    return decode(reply, plan.size, now);
   }
 
   async refund(call: RefundCall): Promise<void> {
     const plan = planOf(call.limiter);
     const { cost, leaseId, chargedAt } = call.charge;
     const keys = [...plan.keys(call.subject), ...plan.marks(call.subject)];
-    await this.run('r', keys, plan, [this.clock?.(), cost, leaseId, chargedAt]);
+    await this.enqueue('r', keys, plan, [this.clock?.(), cost, leaseId, chargedAt]);
   }
 
   async reset(limiter: StoreLimiter, subject: string): Promise<void> {
     const plan = planOf(limiter);
     if (plan.markLives.length === 0) return;
-    await this.run('d', plan.resetKeys(subject), undefined, [this.clock?.(), ...plan.markLives]);
+    await this.enqueue('d', plan.resetKeys(subject), undefined, [this.clock?.(), ...plan.markLives]);
   }
 
-  /** One statement; when the schema is missing, creates it (createTable) and runs the statement again. */
-  private async run(
-    op: 'c' | 'p' | 'r' | 'd',
+  /**
+   * Joins the call to this turn's batch; settles with its part of the batch's reply. A key or number
+   * no literal can hold fails this call here, alone.
+   */
+  private enqueue(
+    op: Queued['op'],
     keys: string[],
     plan: Plan | undefined,
     args: Array<number | undefined>,
-  ): Promise<string | null> {
-    const text = `SELECT ${this.callName}('${op}', ${textArray(keys)}, ${plan?.codes ?? "'{}'::text[]"}, ${
-      plan?.nums ?? "'{}'::bigint[]"
-    }, ${bigintArray(args)}) AS r`;
+  ): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      const queued: Queued = {
+        op,
+        keys: textElements(keys),
+        codes: plan?.codes ?? [],
+        nums: plan?.nums ?? [],
+        args: bigintElements(args),
+        resolve,
+        reject,
+      };
+      const waiting = this.queue.push(queued);
+      if (waiting >= MAX_BATCH_CALLS) this.send();
+      else if (waiting === 1) soon(this.flush);
+    });
+  }
+
+  /** The end of the turn: what is queued goes (nothing, when the last batch went as it filled). */
+  private readonly flush = (): void => {
+    if (this.queue.length > 0) this.send();
+  };
+
+  /** Sends the queued calls as one statement; each call gets its reply, or the statement's failure. */
+  private send(): void {
+    const calls = this.queue;
+    this.queue = [];
+    this.run(batchSql(this.callName, calls)).then(
+      (reply) => settle(calls, reply),
+      (error: unknown) => {
+        for (const call of calls) call.reject(error);
+      },
+    );
+  }
+
+  /** One statement; when the schema is missing, creates it (createTable) and runs the statement again. */
+  private async run(text: string): Promise<string | null> {
     try {
       return await this.runner.run(text);
     } catch (error) {
@@ -219,11 +263,11 @@ export class PostgresStore implements Store {
 }
 
 /** The call's outcome from the function's reply: `now` is the caller's clock, or undefined to take the database's. */
-function decode(reply: string | null, size: number, now: number | undefined): StoreOutcome {
-  const fields = (reply ?? '').split(',').map(Number);
+function decode(reply: string, size: number, now: number | undefined): StoreOutcome {
+  const fields = reply.split(',').map(Number);
   if (fields.length !== 1 + REPLY_FIELDS * size || fields.some((f) => !Number.isFinite(f))) {
     throw new Error(
-      `sluice: unexpected reply from the PostgresStore function: ${JSON.stringify(reply?.slice(0, 200))}`,
+      `sluice: unexpected reply from the PostgresStore function: ${JSON.stringify(reply.slice(0, 200))}`,
     );
   }
   const steps: PolicyOutcome[] = new Array(size);

@@ -4,14 +4,16 @@ import call from './call.sql';
 
 /**
  * What PostgresStore creates in the database, assembled from the algorithms' SQL twins as script.ts
- * assembles the Lua: the twins' functions, a dispatcher by algorithm code, the table, and the one
- * function a call runs (call.sql).
+ * assembles the Lua: the twins' functions, a dispatcher by algorithm code, the table, and the function
+ * a batch of calls runs (call.sql) with the one it runs for each call.
  *
  * Versioned: every function name carries SCHEMA_VERSION, so two releases of Sluice that differ in
  * what they run can share one database (and one table: a release that changes a state's layout gives
  * its algorithm a new code, so the keys differ too). The table's layout is kept across versions.
+ * Version 2 (the call function takes a batch of calls) decides on the same rows, keys and states as
+ * version 1 and locks them in the same order, so processes of both share counters without deadlock.
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 const PREFIX = `sluice_v${SCHEMA_VERSION}_`;
 
 /**
@@ -48,10 +50,10 @@ export function parseTable(table: string): TableName | string {
   return { schema: parts.length === 2 ? parts[0] : undefined, name };
 }
 
-/** The names the store's SQL uses, schema-qualified when the table is. */
-export function namesOf({ schema, name }: TableName): { table: string; call: string } {
+/** The names the store's SQL uses, schema-qualified when the table is (`one`'s suffix is the shorter). */
+export function namesOf({ schema, name }: TableName): { table: string; call: string; one: string } {
   const at = schema === undefined ? '' : `${schema}.`;
-  return { table: `${at}${name}`, call: `${at}${name}${CALL_SUFFIX}` };
+  return { table: `${at}${name}`, call: `${at}${name}${CALL_SUFFIX}`, one: `${at}${name}_${PREFIX}one` };
 }
 
 /** The distinct SQL twins (token-bucket and leaky-bucket share gcra's), each with the codes it serves. */
@@ -89,7 +91,7 @@ function withSignatures(source: string): string {
     .replaceAll('{{refund}}', signature(REFUND_PARAMS, REFUND_OUT));
 }
 
-/** `sluice_v1_step(code, ...)` or `sluice_v1_refund(code, ...)`: calls the twin of the algorithm code. */
+/** `sluice_v2_step(code, ...)` or `sluice_v2_refund(code, ...)`: calls the twin of the algorithm code. */
 function dispatcher(kind: 'step' | 'refund', params: string, out: string): string {
   const args = params.replace(/ [a-z[\]]+(,|$)/g, '$1');
   const into = out.replace(/(OUT )?(\w+) [a-z[\]]+/g, '$2');
@@ -113,7 +115,7 @@ END $$;
  * serializes processes creating it at once, which DDL alone does not.
  */
 export function schemaSql(table: TableName): string {
-  const { table: qualified, call: callName } = namesOf(table);
+  const { table: qualified, call: callName, one } = namesOf(table);
   const at = table.schema === undefined ? '' : `${table.schema}.`;
   // Helper and twin names qualified by the table's schema, so that the call function finds them.
   const qualify = (sql: string) =>
@@ -121,6 +123,7 @@ export function schemaSql(table: TableName): string {
   const body = call
     .replaceAll('{{table}}', qualified)
     .replaceAll('{{call}}', callName)
+    .replaceAll('{{one}}', one)
     .replaceAll('{{grace}}', String(CLOCK_GRACE_MS))
     .replaceAll('{{sweep}}', String(SWEEP_ROWS));
   return `-- Sluice PostgresStore schema v${SCHEMA_VERSION} for table ${qualified} (PostgresStore.schema()).

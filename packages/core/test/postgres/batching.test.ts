@@ -1,0 +1,137 @@
+import {
+  createLimiter,
+  type Decision,
+  type Limiter,
+  MemoryStore,
+  PostgresStore,
+  type Store,
+} from '@sluice/core';
+import { manualClock } from '@sluice/core/testing';
+import pg from 'pg';
+import { describePostgres } from '../../../../test/support/postgres.js';
+import { makeClient, type PgClientName, serverPerFile, uniquePrefix } from './clients.js';
+
+/**
+ * The calls a PostgresStore receives in one event-loop turn go to the database as one statement (a
+ * round trip and a pool connection per batch, not per call), at most 256 calls each; and each call of
+ * a batch is decided exactly as it would be alone, in call order: the same calls, made one at a time on
+ * a MemoryStore, give the same decisions.
+ */
+describePostgres('PostgresStore batches the calls of one turn', () => {
+  const db = serverPerFile();
+
+  /** The client, with every statement sent through it counted. */
+  async function counted(name: PgClientName): Promise<{ client: object; statements: () => number }> {
+    const client = (await makeClient(name, db.server.url, { max: 4 })) as unknown as Record<string, unknown>;
+    const method = name === 'postgres.js' ? 'unsafe' : 'query';
+    const spy = jest.spyOn(client as never, method as never);
+    return { client, statements: () => spy.mock.calls.length };
+  }
+
+  /** Limiters of every kind of call: one policy, two decided together, a lease, a log. */
+  function limiters(store: Store, prefix: string): Limiter[] {
+    const common = { prefix, store, storeTimeout: '30s', onStoreError: 'deny' } as const;
+    return [
+      createLimiter({ ...common, name: 'sw', limit: 5, window: '1m' }),
+      createLimiter({
+        ...common,
+        name: 'two',
+        policies: [
+          { limit: 4, window: '1s', algorithm: 'token-bucket' },
+          { limit: 6, window: '1m', algorithm: 'fixed-window' },
+        ],
+      }),
+      createLimiter({ ...common, name: 'cc', limit: 2, window: '1m', algorithm: 'concurrency' }),
+      createLimiter({ ...common, name: 'log', limit: 3, window: '10s', algorithm: 'sliding-log' }),
+    ];
+  }
+
+  /** What a decision says, without its functions. */
+  const plain = (d: Decision | undefined) =>
+    d === undefined ? 'reset' : JSON.stringify(d, (_k, v) => (typeof v === 'function' ? undefined : v));
+
+  /** The calls of one turn: consumes (some of cost 2), peeks and resets over three subjects. */
+  function turn(ls: Limiter[]): Array<Promise<Decision | undefined>> {
+    const calls: Array<Promise<Decision | undefined>> = [];
+    for (let i = 0; i < 60; i++) {
+      const limiter = ls[i % ls.length]!;
+      const subject = `s${i % 3}`;
+      if (i === 30) calls.push(limiter.reset(subject).then(() => undefined));
+      else if (i % 7 === 0) calls.push(limiter.peek(subject));
+      else calls.push(limiter.consume(subject, { cost: i % 5 === 0 ? 2 : 1 }));
+    }
+    return calls;
+  }
+
+  test.each(['pg Pool', 'postgres.js'] as PgClientName[])(
+    '%s: 60 calls of one turn are one statement, decided as one at a time on MemoryStore',
+    async (name) => {
+      const { client, statements } = await counted(name);
+      const clock = manualClock();
+      const prefix = uniquePrefix('batch');
+      const store = new PostgresStore({ client: client as never, clock });
+      const ls = limiters(store, prefix);
+      await ls[0]!.peek('warm-up'); // the schema exists: creating it is a statement of its own
+      const before = statements();
+      const batched = await Promise.all(turn(ls));
+      expect(statements() - before).toBe(1);
+
+      const memory = limiters(new MemoryStore({ clock }), prefix);
+      // MemoryStore decides each call as it is made: one at a time, in call order.
+      const alone = await Promise.all(turn(memory));
+      expect(batched.map(plain)).toEqual(alone.map(plain));
+      expect(batched.filter((d) => d !== undefined && !d.allowed).length).toBeGreaterThan(5);
+
+      // A later turn is a statement of its own: its refunds and releases, then more calls, in order.
+      const mid = statements();
+      const next = await Promise.all([...batched.map((d) => d?.release?.() ?? d?.refund?.()), ...turn(ls)]);
+      const nextAlone = await Promise.all([
+        ...alone.map((d) => d?.release?.() ?? d?.refund?.()),
+        ...turn(memory),
+      ]);
+      expect(statements() - mid).toBe(1);
+      expect(next.map((d) => plain(d as Decision | undefined))).toEqual(
+        nextAlone.map((d) => plain(d as Decision | undefined)),
+      );
+    },
+  );
+
+  test('a turn of 600 calls is 3 statements of at most 256 calls, exact against the limit', async () => {
+    const { client, statements } = await counted('pg Pool');
+    const limiter = createLimiter({
+      prefix: uniquePrefix('bound'),
+      store: new PostgresStore({ client: client as never }),
+      limit: 250,
+      window: '1m',
+      storeTimeout: '30s',
+      onStoreError: 'deny',
+    });
+    await limiter.peek('warm-up');
+    const before = statements();
+    const decisions = await Promise.all(Array.from({ length: 600 }, () => limiter.consume('one')));
+    expect(statements() - before).toBe(3);
+    expect(decisions.filter((d) => d.allowed).length).toBe(250);
+    expect(decisions.every((d) => d.degraded !== true)).toBe(true);
+  });
+
+  test('a burst of 200 on a pool of 4 holds one connection', async () => {
+    const pool = new pg.Pool({ connectionString: db.server.url, max: 4 });
+    try {
+      const store = new PostgresStore({ client: pool });
+      const limiter = createLimiter({ prefix: uniquePrefix('conn'), store, limit: 100, window: '1m' });
+      // The pool's first connection, opened with time to spare: its setup is not what is measured.
+      await createLimiter({ store, limit: 1, window: '1s', storeTimeout: '30s' }).peek('warm-up');
+      let most = 0;
+      const watch = setInterval(() => {
+        most = Math.max(most, pool.totalCount - pool.idleCount);
+      }, 1);
+      const decisions = await Promise.all(Array.from({ length: 200 }, () => limiter.consume('one')));
+      clearInterval(watch);
+      expect(decisions.filter((d) => d.allowed).length).toBe(100);
+      expect(pool.totalCount).toBe(1);
+      expect(most).toBeLessThanOrEqual(1);
+    } finally {
+      await pool.end();
+    }
+  });
+});
