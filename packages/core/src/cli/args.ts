@@ -59,7 +59,8 @@ Whose limit (one of):
 The limiter:
   --config <module>    a module exporting the options the app passes (default export, or 'options'),
                        or a limiter: the same store, name, prefix, policies, ban and credentialSecret
-  --store <url>        redis://host:6379, valkey://host:6379, redis-cluster://host:7000,host:7001
+  --store <url>        redis://host:6379, valkey://host:6379, redis-cluster://host:7000,host:7001,
+                       postgres://user@host:5432/db (?table=schema.table for a PostgresStore table)
   --name <name>  --prefix <prefix>  (defaults 'default' and 'sluice', as in the app)
   --limit <n> --window <duration> [--algorithm <name>] [--burst <n>]   one policy, or
   --policies '<json array of policies>'

@@ -1,3 +1,5 @@
+import { SluiceConfigError } from '../errors.js';
+import { DEFAULT_TABLE, PostgresStore } from '../stores/postgres/postgres-store.js';
 import { RedisStore } from '../stores/redis/redis-store.js';
 import type { Store } from '../stores/store.js';
 import { CliError, ExitCodes, usageError } from './exit-codes.js';
@@ -9,8 +11,8 @@ export interface OpenedStore {
 }
 
 /**
- * One kind of store `--store <url>` can name. A new store (PostgresStore, say) adds one entry to
- * STORE_KINDS: its URL schemes and how to open it; nothing else in the command changes.
+ * One kind of store `--store <url>` can name. A new store adds one entry to STORE_KINDS: its URL
+ * schemes and how to open it; nothing else in the command changes.
  */
 export interface StoreKind {
   readonly schemes: readonly string[];
@@ -89,7 +91,57 @@ const cluster: StoreKind = {
   },
 };
 
-export const STORE_KINDS: readonly StoreKind[] = [standalone, cluster];
+/** The optional peer dependency, loaded only when a PostgreSQL URL is given. */
+async function loadPg(): Promise<Pick<typeof import('pg'), 'Pool'>> {
+  let mod: typeof import('pg');
+  try {
+    mod = await import('pg');
+  } catch {
+    throw usageError('a PostgreSQL store needs the pg package: npm install pg');
+  }
+  // pg is CommonJS: under ESM, Pool is a property of the default export.
+  return { Pool: mod.Pool ?? mod.default.Pool };
+}
+
+/**
+ * PostgreSQL: the connection string the app gives pg, and `?table=` when the app's PostgresStore has a
+ * `table` of its own. Nothing is created: a database without the table is an error, not a new table.
+ */
+const postgres: StoreKind = {
+  schemes: ['postgres:', 'postgresql:'],
+  example: 'postgres://user[:password]@host:5432/db[?table=schema.table] (postgresql:// too)',
+  async open(text) {
+    const url = parseUrl(text);
+    const table = url.searchParams.get('table') ?? DEFAULT_TABLE;
+    url.searchParams.delete('table');
+    const { Pool } = await loadPg();
+    const pool = new Pool({
+      connectionString: url.href,
+      max: 1,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    });
+    const close = () => pool.end();
+    let store: PostgresStore;
+    try {
+      // The table option is checked as the app's would be (a SluiceConfigError names it: exit 2).
+      store = new PostgresStore({ client: pool, createTable: false, table });
+      const found = await pool.query('SELECT to_regclass($1) IS NOT NULL AS found', [table]);
+      if (found.rows[0]?.found !== true) {
+        throw new CliError(
+          `${redact(text)} has no table ${table}: the app's PostgresStore creates it on its first call (or PostgresStore.schema()); name another with ?table=`,
+          ExitCodes.STORE,
+        );
+      }
+    } catch (error) {
+      await close().catch(() => {});
+      if (error instanceof CliError || error instanceof SluiceConfigError) throw error;
+      throw new CliError(`cannot reach ${redact(text)}: ${(error as Error).message}`, ExitCodes.STORE);
+    }
+    return { store, close };
+  },
+};
+
+export const STORE_KINDS: readonly StoreKind[] = [standalone, cluster, postgres];
 
 /** Opens the store a `--store` URL names; a URL no kind takes is a usage error. */
 export async function openStore(text: string): Promise<OpenedStore> {

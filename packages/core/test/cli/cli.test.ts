@@ -1,8 +1,16 @@
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { createHttpHandler, type HttpHandler, type HttpOptions, RedisStore } from '@sluice/core';
+import {
+  createHttpHandler,
+  type HttpHandler,
+  type HttpOptions,
+  PostgresStore,
+  RedisStore,
+} from '@sluice/core';
 import { Cluster, Redis } from 'ioredis';
+import pg from 'pg';
+import { postgresMissing, type ServerProcess, startPostgres } from '../../../../test/support/postgres.js';
 import { describeRedis, formatNodes, sharedCluster, sharedRedis } from '../../../../test/support/redis.js';
 import { uniquePrefix } from '../redis/clients.js';
 
@@ -83,45 +91,59 @@ const reader = {
   query: () => undefined,
 };
 
-const backends = [
+type Backend = 'standalone' | 'cluster' | 'postgres';
+const backends: ReadonlyArray<readonly [string, Backend]> = [
   ['Redis', 'standalone'],
   ['Redis Cluster', 'cluster'],
-] as const;
+  // Outside CI a machine without PostgreSQL runs the Redis rows; under CI=true a missing server fails.
+  ...(postgresMissing() === undefined || process.env.CI === 'true'
+    ? [['PostgreSQL', 'postgres'] as const]
+    : []),
+];
 
 describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
-  const clients: Array<Redis | Cluster> = [];
+  const clients: Array<Redis | Cluster | pg.Pool> = [];
+  let postgres: Promise<ServerProcess> | undefined;
 
   beforeAll(() => {
     expect(statSync(BIN).mtimeMs).toBeGreaterThanOrEqual(newest(join(CORE, 'src')) - 1);
   });
-  afterAll(() => Promise.all(clients.map((c) => c.quit())));
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => ('quit' in c ? c.quit() : c.end())));
+    await (await postgres)?.stop();
+  });
 
-  async function setUp(backend: 'standalone' | 'cluster') {
+  async function setUp(backend: Backend) {
     const prefix = uniquePrefix('cli');
-    let client: Redis | Cluster;
+    let store: RedisStore | PostgresStore;
     let storeUrl: string;
     let env: Record<string, string>;
-    if (backend === 'standalone') {
+    if (backend === 'postgres') {
+      postgres ??= startPostgres();
+      storeUrl = (await postgres).url;
+      const pool = new pg.Pool({ connectionString: storeUrl, max: 2 });
+      clients.push(pool);
+      store = new PostgresStore({ client: pool });
+      env = { SLUICE_CLI_TEST_POSTGRES: storeUrl, SLUICE_CLI_TEST_PREFIX: prefix };
+    } else if (backend === 'standalone') {
       const url = await sharedRedis();
-      client = new Redis(url);
+      const client = new Redis(url);
+      clients.push(client);
+      store = new RedisStore({ client });
       storeUrl = url;
       env = { SLUICE_CLI_TEST_REDIS: url, SLUICE_CLI_TEST_PREFIX: prefix };
     } else {
       const nodes = formatNodes(await sharedCluster());
-      client = new Cluster(
+      const client = new Cluster(
         nodes.split(',').map((n) => ({ host: n.split(':')[0]!, port: Number(n.split(':')[1]) })),
       );
+      clients.push(client);
+      store = new RedisStore({ client });
       storeUrl = `redis-cluster://${nodes}`;
       env = { SLUICE_CLI_TEST_CLUSTER: nodes, SLUICE_CLI_TEST_PREFIX: prefix };
     }
-    clients.push(client);
     // The app: the options of app-config.mjs, on a client of its own.
-    const options: HttpOptions<Req> = {
-      ...APP_OPTIONS,
-      store: new RedisStore({ client }),
-      prefix,
-      validate: false,
-    };
+    const options: HttpOptions<Req> = { ...APP_OPTIONS, store, prefix, validate: false };
     const app: HttpHandler<Req> = createHttpHandler(options, reader);
     return { app, prefix, storeUrl, env };
   }
@@ -253,6 +275,32 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     });
   });
 
+  if (backends.some(([, backend]) => backend === 'postgres')) {
+    test("postgres://: ?table= names the app's own table; a database without it is exit 3, and none is created", async () => {
+      const { prefix, storeUrl } = await setUp('postgres');
+      const pool = new pg.Pool({ connectionString: storeUrl, max: 1 });
+      clients.push(pool);
+      const options: HttpOptions<Req> = {
+        ...APP_OPTIONS,
+        store: new PostgresStore({ client: pool, table: 'cli_own' }),
+        prefix,
+        validate: false,
+      };
+      const app = createHttpHandler(options, reader);
+      for (let i = 0; i < 2; i++) await app.handle({ ip: '198.51.100.5' });
+      const flags = (table: string) => limiterFlags(`${storeUrl}?table=${table}`, prefix);
+      const seen = await sluice(['inspect', '--ip', '198.51.100.5', '--json', ...flags('cli_own')]);
+      expect(seen.code).toBe(0);
+      expect(JSON.parse(seen.stdout).limiters[0].policies[0]).toMatchObject({ name: 'burst', remaining: 1 });
+      const missing = await sluice(['inspect', '--ip', '198.51.100.5', ...flags('cli_none')]);
+      expect([missing.code, missing.stderr]).toEqual([3, expect.stringContaining('has no table cli_none')]);
+      const created = await pool.query("SELECT to_regclass('cli_none') IS NOT NULL AS found");
+      expect(created.rows[0].found).toBe(false);
+      const bad = await sluice(['inspect', '--ip', '198.51.100.5', ...flags('no;such')]);
+      expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('PostgresStore.table')]);
+    });
+  }
+
   test('valkey:// names the same server (ioredis speaks to Redis and Valkey alike)', async () => {
     const { app, prefix, storeUrl } = await setUp('standalone');
     for (let i = 0; i < 2; i++) await app.handle({ ip: '198.51.100.4' });
@@ -269,20 +317,26 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
 });
 
 describe('sluice: answers a script can act on', () => {
-  test('an unreachable store is exit 3, its password never printed', async () => {
+  test.each([
+    ['redis', /ECONNREFUSED/],
+    ['postgres', /ECONNREFUSED/],
+  ])('an unreachable %s store is exit 3, its password never printed', async (scheme, why) => {
     const run = await sluice([
       'inspect',
       '--ip',
       '192.0.2.1',
       '--store',
-      'redis://ops:hunter2@127.0.0.1:1',
+      `${scheme}://ops:hunter2@127.0.0.1:1`,
       '--limit',
       '5',
       '--window',
       '1m',
     ]);
     expect(run.code).toBe(3);
-    expect(run.stderr).toMatch(/^sluice: cannot reach redis:\/\/ops:\*\*\*@127\.0\.0\.1:1: .*ECONNREFUSED/);
+    expect(run.stderr).toMatch(
+      new RegExp(`^sluice: cannot reach ${scheme}://ops:\\*\\*\\*@127\\.0\\.0\\.1:1: `),
+    );
+    expect(run.stderr).toMatch(why);
     expect(run.stderr).not.toContain('hunter2');
   });
 

@@ -19,7 +19,7 @@ export interface PostgresStoreOptions {
 }
 
 const OPTION_KEYS = ['client', 'table', 'createTable', 'clock'];
-const DEFAULT_TABLE = 'sluice_limits';
+export const DEFAULT_TABLE = 'sluice_limits';
 /** Reply fields per policy: allowed (1/0), remaining, resetMs, retryAfterMs (-1: never), delayMs. */
 const REPLY_FIELDS = 5;
 /** SQLSTATEs of a schema that is not there (yet): undefined_function, undefined_table. */
