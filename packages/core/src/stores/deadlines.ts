@@ -1,6 +1,7 @@
 /** One call in flight: failed at its deadline unless the store answers first. */
 interface Waiter {
-  readonly deadline: number;
+  /** Infinity until the turn that made the call is over (see Deadlines). */
+  deadline: number;
   /** Fails the call; undefined once the call has settled either way. */
   fail: (() => void) | undefined;
   next: Waiter | undefined;
@@ -13,6 +14,8 @@ export function isTimeout(error: unknown): boolean {
   return error === timedOut;
 }
 
+import { soon } from '../portable/runtime.js';
+
 /** The longest delay setTimeout takes (about 24.8 days); a longer one would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -21,11 +24,23 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * deadlines come in the order calls start: calls wait in a FIFO, and one timer, re-armed for the oldest
  * call still in flight, fails the overdue ones. Answers mostly arrive in order (a Redis connection is a
  * pipeline), so the FIFO holds little more than the calls in flight.
+ *
+ * A deadline is the store's, not the process's: time the event loop spends busy (a burst being
+ * parsed, a cold start compiling) is not the store being slow. The newcomer review saw a 1 ms Redis
+ * miss a 250 ms storeTimeout behind a 300 ms busy loop, and 'local' admit a client past its limit. So
+ * a call's time starts once the turn that made it is over (a store that batches a turn's calls sends
+ * them only then), and an overdue call fails one turn after its timer, once the I/O phase has read
+ * any answer already waiting in a socket (timers run before I/O in a turn).
  */
 export class Deadlines {
   private head: Waiter | undefined;
   private tail: Waiter | undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Whether an expiry is coming: a timer armed, or one turn deferred after pending I/O. */
+  private scheduled = false;
+  /** Whether this expiry already let pending I/O run once. */
+  private deferred = false;
+  /** The first call whose deadline the end of this turn sets; later ones follow it in the FIFO. */
+  private unstamped: Waiter | undefined;
 
   constructor(private readonly timeoutMs: number) {}
 
@@ -42,14 +57,17 @@ export class Deadlines {
     late?: (value: T) => void,
   ): void {
     const waiter: Waiter = {
-      deadline: performance.now() + this.timeoutMs,
+      deadline: Number.POSITIVE_INFINITY,
       fail: () => failed(timedOut),
       next: undefined,
     };
     if (this.tail === undefined) this.head = waiter;
     else this.tail.next = waiter;
     this.tail = waiter;
-    if (this.timer === undefined) this.arm(this.timeoutMs);
+    if (this.unstamped === undefined) {
+      this.unstamped = waiter;
+      soon(this.stamp);
+    }
     promise.then(
       (value) => {
         if (this.settle(waiter)) answered(value);
@@ -78,28 +96,59 @@ export class Deadlines {
     let head = this.head;
     while (head !== undefined && head.fail === undefined) head = head.next;
     this.head = head;
-    if (head === undefined) this.tail = undefined;
+    if (head === undefined) {
+      // Every call settled: the next one starts a new chain (and a stamp of its own).
+      this.tail = undefined;
+      this.unstamped = undefined;
+    }
   }
+
+  /** The turn's calls start their time now, all at once: their deadlines keep the FIFO's order. */
+  private readonly stamp = (): void => {
+    const deadline = performance.now() + this.timeoutMs;
+    for (let waiter = this.unstamped; waiter !== undefined; waiter = waiter.next) waiter.deadline = deadline;
+    this.unstamped = undefined;
+    if (!this.scheduled && this.head !== undefined) this.arm(this.timeoutMs);
+  };
 
   /** Fails every overdue call; the timer stays off while nothing is in flight. */
   private readonly expire = (): void => {
-    this.timer = undefined;
+    this.scheduled = false;
+    const deferred = this.deferred;
+    this.deferred = false;
+    this.dropSettled();
+    const head = this.head;
+    if (head === undefined) return;
     const now = performance.now();
-    let head = this.head;
-    while (head !== undefined && (head.fail === undefined || head.deadline <= now)) {
-      const fail = head.fail;
-      head.fail = undefined;
-      fail?.();
-      head = head.next;
+    // A head not stamped yet: stamp() arms the timer for it.
+    if (head.deadline === Number.POSITIVE_INFINITY) return;
+    if (head.deadline > now) {
+      this.arm(head.deadline - now);
+      return;
     }
-    this.head = head;
-    if (head === undefined) this.tail = undefined;
-    else this.arm(head.deadline - now);
+    if (!deferred) {
+      // Answers already in a socket are read in the I/O phase, which `soon` follows.
+      this.deferred = true;
+      this.scheduled = true;
+      soon(this.expire);
+      return;
+    }
+    let waiter: Waiter | undefined = head;
+    while (waiter !== undefined && (waiter.fail === undefined || waiter.deadline <= now)) {
+      const fail = waiter.fail;
+      waiter.fail = undefined;
+      fail?.();
+      waiter = waiter.next;
+    }
+    this.head = waiter;
+    if (waiter === undefined) this.tail = undefined;
+    else if (waiter.deadline !== Number.POSITIVE_INFINITY) this.arm(waiter.deadline - now);
   };
 
   private arm(delayMs: number): void {
     // Unref'd: a limiter never keeps a process alive on its own. Longer delays than a timer takes wait in steps.
-    this.timer = setTimeout(this.expire, Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(delayMs))));
-    this.timer.unref?.();
+    this.scheduled = true;
+    const timer = setTimeout(this.expire, Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(delayMs))));
+    timer.unref?.();
   }
 }

@@ -44,7 +44,7 @@ describe('circuit breaker', () => {
     const { store, limiter } = setup();
     store.health = 'hang';
     const first = Array.from({ length: FAILURES_TO_OPEN }, () => track(limiter.consume('a')));
-    await jest.advanceTimersByTimeAsync(250);
+    await jest.advanceTimersByTimeAsync(250 + 1); // the timeout, and the turn after it (see timeout.test.ts)
     expect(first.every((c) => c.value?.degraded === true)).toBe(true);
     const later = track(limiter.consume('a'));
     await jest.advanceTimersByTimeAsync(0);
@@ -79,7 +79,7 @@ describe('circuit breaker', () => {
     expect(store.calls.consume).toBe(FAILURES_TO_OPEN + 1);
     expect(probe.settled).toBe(false);
     expect(others.every((c) => c.value?.reason === 'store-error')).toBe(true);
-    await jest.advanceTimersByTimeAsync(250);
+    await jest.advanceTimersByTimeAsync(250 + 1); // the timeout, and the turn after it (see timeout.test.ts)
     expect(probe.value).toMatchObject({ degraded: true, reason: 'store-error' });
     // The failed probe keeps the circuit open for another PROBE_AFTER_MS, counted from its failure.
     store.clock.advance(PROBE_AFTER_MS - 1);
@@ -89,7 +89,7 @@ describe('circuit breaker', () => {
     const next = track(limiter.consume('a'));
     await jest.advanceTimersByTimeAsync(0);
     expect(store.calls.consume).toBe(FAILURES_TO_OPEN + 2);
-    await jest.advanceTimersByTimeAsync(250);
+    await jest.advanceTimersByTimeAsync(250 + 1); // the timeout, and the turn after it (see timeout.test.ts)
     expect(next.value?.degraded).toBe(true);
     store.answerHung('resolve');
   });

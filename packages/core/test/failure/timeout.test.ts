@@ -16,6 +16,13 @@ afterEach(() => {
   expect(unhandled).toEqual([]);
 });
 
+/**
+ * A call's time starts once its turn is over, and an overdue call fails one turn after its timer (after
+ * pending I/O): two immediates, which these fake timers run within 1 ms, so a call made at t settles
+ * at t + storeTimeout + LATER.
+ */
+const LATER = 1;
+
 function setup(storeTimeout: number | string = 250) {
   const store = new ControlledStore();
   const limiter = createLimiter({ limit: 5, window: '1m', store, storeTimeout, onStoreError: 'allow' });
@@ -27,7 +34,7 @@ describe('storeTimeout', () => {
     const { store, limiter } = setup();
     store.health = 'hang';
     const call = track(limiter.consume('a'));
-    await jest.advanceTimersByTimeAsync(249);
+    await jest.advanceTimersByTimeAsync(249 + LATER);
     expect(call.settled).toBe(false);
     await jest.advanceTimersByTimeAsync(1);
     expect(call.settled).toBe(true);
@@ -38,7 +45,7 @@ describe('storeTimeout', () => {
     const { store, limiter } = setup('1s');
     store.health = 'hang';
     const call = track(limiter.consume('a'));
-    await jest.advanceTimersByTimeAsync(999);
+    await jest.advanceTimersByTimeAsync(999 + LATER);
     expect(call.settled).toBe(false);
     await jest.advanceTimersByTimeAsync(1);
     expect(call.value?.degraded).toBe(true);
@@ -52,8 +59,10 @@ describe('storeTimeout', () => {
     const second = track(limiter.consume('b'));
     await jest.advanceTimersByTimeAsync(100);
     const third = track(limiter.consume('c'));
+    // Its turn over, the third call's time has started: still one timer.
+    await jest.advanceTimersByTimeAsync(1);
     expect(jest.getTimerCount()).toBe(1);
-    await jest.advanceTimersByTimeAsync(50);
+    await jest.advanceTimersByTimeAsync(49 + LATER);
     expect([first.settled, second.settled, third.settled]).toEqual([true, false, false]);
     expect(jest.getTimerCount()).toBe(1);
     await jest.advanceTimersByTimeAsync(99);
@@ -69,8 +78,11 @@ describe('storeTimeout', () => {
     const { store, limiter } = setup();
     store.health = 'hang';
     const calls = Array.from({ length: 1000 }, (_, i) => track(limiter.consume(`s${i}`)));
+    await jest.advanceTimersByTimeAsync(1);
     expect(jest.getTimerCount()).toBe(1);
-    await jest.advanceTimersByTimeAsync(250);
+    await jest.advanceTimersByTimeAsync(249 + LATER - 1);
+    expect(calls.some((c) => c.settled)).toBe(false);
+    await jest.advanceTimersByTimeAsync(1);
     expect(calls.every((c) => c.settled && c.value?.degraded === true)).toBe(true);
     expect(jest.getTimerCount()).toBe(0);
   });
@@ -90,7 +102,7 @@ describe('storeTimeout', () => {
     const { store, limiter } = setup();
     store.health = 'hang';
     const call = track(limiter.consume('a'));
-    await jest.advanceTimersByTimeAsync(250);
+    await jest.advanceTimersByTimeAsync(250 + LATER);
     const decision = call.value!;
     store.answerHung('resolve');
     await jest.advanceTimersByTimeAsync(0);
@@ -102,7 +114,7 @@ describe('storeTimeout', () => {
     const { store, limiter } = setup();
     store.health = 'hang';
     const calls = [track(limiter.consume('a')), track(limiter.consume('b'))];
-    await jest.advanceTimersByTimeAsync(250);
+    await jest.advanceTimersByTimeAsync(250 + LATER);
     store.answerHung('reject');
     await jest.advanceTimersByTimeAsync(10);
     expect(calls.every((c) => c.value?.degraded === true && c.error === undefined)).toBe(true);
@@ -114,7 +126,7 @@ describe('storeTimeout', () => {
     const decision = await limiter.consume('a');
     store.health = 'hang';
     const calls = [track(decision.refund!()), track(decision.release!()), track(limiter.reset('a'))];
-    await jest.advanceTimersByTimeAsync(249);
+    await jest.advanceTimersByTimeAsync(249 + LATER);
     expect(calls.map((c) => c.settled)).toEqual([false, false, false]);
     await jest.advanceTimersByTimeAsync(1);
     expect(calls.map((c) => c.settled)).toEqual([true, true, true]);
