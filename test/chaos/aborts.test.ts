@@ -118,12 +118,16 @@ describeRedis('chaos: clients that abort, and a slow Redis behind a timeout', ()
       const app = await start({ ...base(algorithm), skipFailedRequests: true }, probe);
       try {
         // 24 clients, three at a time, each gone after 30 ms while its handler works for 200 ms.
+        const began = performance.now();
         for (let i = 0; i < 8; i++) await hangUps(app.port, 3, 30);
+        const stormMs = performance.now() - began;
         await new Promise((resolve) => setTimeout(resolve, WORK_MS + 100));
         expect(probe.most).toBeLessThanOrEqual(LIMIT);
-        // A rate policy's window outlasts the test: only a lease can come back, once its handler ended.
+        // A rate policy's window outlasts the test: only a lease can come back, once its handler ended,
+        // so LIMIT handlers start per WORK_MS of the storm (it took 240 ms quiet, longer at load 10:
+        // a fixed 2 x LIMIT failed there with 7 run, never more than LIMIT at once).
         if (algorithm !== 'concurrency') expect(probe.ran).toBe(LIMIT);
-        else expect(probe.ran).toBeLessThanOrEqual(2 * LIMIT);
+        else expect(probe.ran).toBeLessThanOrEqual(LIMIT * (1 + Math.floor(stormMs / WORK_MS)));
       } finally {
         await app.close();
       }
