@@ -1,3 +1,6 @@
+import { isPg } from './stores/postgres/clients/pg.js';
+import { isPostgresJs } from './stores/postgres/clients/postgres-js.js';
+
 /**
  * The options of express-rate-limit 8, rate-limit-redis 6, @fastify/rate-limit 11,
  * rate-limiter-flexible 11, @nestjs/throttler 6 (and express-slow-down's delays, and a few names of
@@ -17,10 +20,15 @@ export interface ForeignOption {
    * instead. Without it, the core limiter gives no hint of an HTTP option (its list would mislead).
    */
   readonly core?: string;
+  /**
+   * The hint for this value, where the value tells which library it came from or carries the new
+   * shape (a pg Pool as storeClient is no Redis client): replaces the entry when it returns one.
+   */
+  readonly byValue?: (value: unknown) => ForeignOption | undefined;
 }
 
 const NOTHING_FOR_STORE =
-  "a setting of that library's own store: Sluice keeps counts in a MemoryStore (the default), Redis or Valkey (new RedisStore({ client })) or across cluster workers (ClusterStore), and needs nothing here";
+  "a setting of that library's own store: Sluice keeps counts in a MemoryStore (the default), Redis or Valkey (new RedisStore({ client })), PostgreSQL (new PostgresStore({ client })) or across cluster workers (ClusterStore), and needs nothing here";
 const CLIENT_TOLD_APART =
   'new RedisStore({ client }) tells ioredis, node-redis, iovalkey and @upstash/redis clients apart itself: nothing to write';
 const SCRIPTS =
@@ -39,6 +47,17 @@ const SKIP = "skip: (req) => boolean, e.g. (req) => /bot/i.test(req.headers['use
 const SUBJECT =
   "subject: (req) => string, or 'ip' (the default), 'api-key', 'token', or an array tried in order";
 const STORE = 'store: new RedisStore({ client }) from @sluice/core, with your Redis client';
+// rate-limiter-flexible's RateLimiterPostgres takes a pg Pool or Client as storeClient: told apart by
+// shape (pg is an optional peer, never imported here), as PostgresStore itself does.
+const POSTGRES_STORE =
+  'store: new PostgresStore({ client }) from @sluice/core, with your pg Pool or Client (or postgres.js sql): PostgreSQL 15 or later';
+const postgresClient = (value: unknown): ForeignOption | undefined =>
+  isPg(value) || isPostgresJs(value) ? { to: 'store', note: POSTGRES_STORE } : undefined;
+/** Their table name written into the hint, when it is a plain name (never a long or odd string). */
+const quoted = (value: unknown, otherwise: string) =>
+  typeof value === 'string' && /^[A-Za-z_][\w.]{0,62}$/.test(value) ? `'${value}'` : otherwise;
+const PG_TABLE = (value: unknown) =>
+  `store: new PostgresStore({ client, table: ${quoted(value, "'rate_limits'")} }): PostgresStore's table option (default 'sluice_limits'; 'schema.table' for a schema); for another database, ${NOTHING_FOR_STORE}`;
 // Only the adapters hold a request: limiter.consume() returns the wait, as execEvenly's callers never had to.
 const LEAKY =
   "algorithm: 'leaky-bucket' (slots window / limit apart; with delay: true, the default, the HTTP adapters hold each accepted request until its slot, while limiter.consume() holds nothing: it returns decision.delayMs, the wait to apply yourself)";
@@ -77,6 +96,9 @@ export const FOREIGN_OPTIONS: Readonly<Record<string, ForeignOption>> = {
   sendCommandCluster: {
     to: 'store',
     note: 'store: new RedisStore({ client: cluster }) from @sluice/core takes the cluster client itself',
+  },
+  resetExpiryOnChange: {
+    note: "nothing needed: Sluice's script sets each key's expiry from its policy on every change",
   },
   // @fastify/rate-limit 11
   timeWindow: { to: 'window', note: "milliseconds, or a string such as '1 minute'" },
@@ -126,19 +148,33 @@ export const FOREIGN_OPTIONS: Readonly<Record<string, ForeignOption>> = {
     to: 'storeTimeout',
     note: "storeTimeout: '250ms' (the default): a slower store counts as failed",
   },
-  storeClient: { to: 'store', note: STORE },
-  storeType: { note: CLIENT_TOLD_APART },
+  storeClient: { to: 'store', note: STORE, byValue: postgresClient },
+  storeType: {
+    note: 'nothing: the store you pass says which: store: new RedisStore({ client }) for any Redis client (told apart itself), store: new PostgresStore({ client }) for a pg Pool or Client or postgres.js (for knex, sequelize or typeorm, the pg Pool beneath them)',
+  },
   inMemoryBlockOnConsumed: {
     note: 'the deny cache does this for remote stores, on by default (denyCacheMs bounds how long): nothing to write',
   },
   inMemoryBlockDuration: { to: 'denyCacheMs', note: 'denyCacheMs: 1000 (the default), 0 for none' },
   blockOnConsumed: { to: 'ban', note: BAN, core: BAN_IS_HTTP },
   dbName: { note: NOTHING_FOR_STORE },
-  tableName: { note: NOTHING_FOR_STORE },
-  tableCreated: { note: NOTHING_FOR_STORE },
-  clearExpiredByTimeout: { note: NOTHING_FOR_STORE },
+  tableName: {
+    to: 'store',
+    note: PG_TABLE(undefined),
+    byValue: (value) => ({ to: 'store', note: PG_TABLE(value) }),
+  },
+  tableCreated: {
+    to: 'store',
+    note: 'store: new PostgresStore({ client, createTable: false }) for a table your migrations create (PostgresStore.schema() returns its SQL); by default the store creates it on first use',
+  },
+  clearExpiredByTimeout: {
+    note: 'nothing needed: PostgresStore deletes expired rows itself, a bounded batch at a time as it works (Redis keys carry a TTL)',
+  },
   schema: { note: NOTHING_FOR_STORE },
-  schemaName: { note: NOTHING_FOR_STORE },
+  schemaName: {
+    to: 'store',
+    note: "store: new PostgresStore({ client, table: 'your_schema.sluice_limits' }): the schema is part of PostgresStore's table option",
+  },
   indexKeyPrefix: { note: NOTHING_FOR_STORE },
   disableIndexesCreation: { note: NOTHING_FOR_STORE },
   dynamoTableOpts: { note: NOTHING_FOR_STORE },
@@ -197,7 +233,11 @@ export const FOREIGN_OPTIONS: Readonly<Record<string, ForeignOption>> = {
   },
 };
 
-/** The catalogue's entry for `key`, own keys only: `constructor` or `toString` are no option of another library. */
-export function foreignOption(key: string): ForeignOption | undefined {
-  return Object.hasOwn(FOREIGN_OPTIONS, key) ? FOREIGN_OPTIONS[key] : undefined;
+/**
+ * The catalogue's entry for `key` given `value`, own keys only: `constructor` or `toString` are no
+ * option of another library.
+ */
+export function foreignOption(key: string, value?: unknown): ForeignOption | undefined {
+  const entry = Object.hasOwn(FOREIGN_OPTIONS, key) ? FOREIGN_OPTIONS[key] : undefined;
+  return entry?.byValue?.(value) ?? entry;
 }

@@ -161,7 +161,10 @@ export function rejectUnknownIn(
   const unknown = entries.flatMap(([options, where]) =>
     Object.keys(options)
       .filter((key) => !known.has(key))
-      .map((key) => ({ option: path(where, key), hint: hintFor(key, valid) })),
+      .map((key) => ({
+        option: path(where, key),
+        hint: hintFor(key, (options as Record<string, unknown>)[key], valid),
+      })),
   );
   if (unknown.length === 0) return;
   const [first, ...others] = unknown;
@@ -174,8 +177,8 @@ export function rejectUnknownIn(
 }
 
 /** The hint of an unknown option `key` (starting '; ', or empty): what to write or do instead. */
-function hintFor(key: string, valid: readonly string[]): string {
-  const foreign = foreignOption(key);
+function hintFor(key: string, value: unknown, valid: readonly string[]): string {
+  const foreign = foreignOption(key, value);
   if (foreign?.core !== undefined && foreign.to !== undefined && !valid.includes(foreign.to))
     return `; ${foreign.core}`;
   if (foreign !== undefined && (foreign.to === undefined || valid.includes(foreign.to))) {

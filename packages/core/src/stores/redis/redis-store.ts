@@ -2,6 +2,7 @@ import { describeValue, ErrorCodes, SluiceConfigError } from '../../errors.js';
 import { soon } from '../../portable/runtime.js';
 import type { PolicyOutcome, RefundCall, Store, StoreCall, StoreLimiter, StoreOutcome } from '../store.js';
 import { misuseOf, type RedisClient, runnerFor, type ScriptRunner } from './clients/runner.js';
+import { redisStoreHint } from './foreign-options.js';
 import { type KeyPlan, planOf } from './keys.js';
 import { offlineQueueCheck } from './offline-queue.js';
 import { NEVER, Op, REPLY_FIELDS, script, scriptSha } from './script.js';
@@ -74,14 +75,19 @@ export class RedisStore implements Store {
         `expected an options object { client }; got ${describeValue(options)}`,
       );
     }
-    for (const key of Object.keys(options)) {
-      if (!OPTION_KEYS.has(key)) {
-        throw new SluiceConfigError(
-          ErrorCodes.UNKNOWN_OPTION,
-          `RedisStore.${key}`,
-          'unknown option; expected client or clock',
-        );
-      }
+    // Every unknown option in one error, each with what to write instead (API.md r3).
+    const unknown = Object.keys(options).filter((key) => !OPTION_KEYS.has(key));
+    if (unknown.length > 0) {
+      const given = options as unknown as Record<string, unknown>;
+      // The first is the error's option, named before the message, as rejectUnknown names it.
+      const hints = unknown.map(
+        (key, i) => `${i === 0 ? '' : `RedisStore.${key}: `}unknown option${redisStoreHint(key, given[key])}`,
+      );
+      throw new SluiceConfigError(
+        ErrorCodes.UNKNOWN_OPTION,
+        `RedisStore.${unknown[0]}`,
+        `${hints.join('; ')}; expected client or clock`,
+      );
     }
     const { client, clock } = options;
     const runner = runnerFor(client);
