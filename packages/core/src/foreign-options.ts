@@ -1,3 +1,4 @@
+import { isUpstashAlgorithm, upstashLimiterNote } from './foreign-upstash.js';
 import { isPg } from './stores/postgres/clients/pg.js';
 import { isPostgresJs } from './stores/postgres/clients/postgres-js.js';
 
@@ -58,6 +59,13 @@ const quoted = (value: unknown, otherwise: string) =>
   typeof value === 'string' && /^[A-Za-z_][\w.]{0,62}$/.test(value) ? `'${value}'` : otherwise;
 const PG_TABLE = (value: unknown) =>
   `store: new PostgresStore({ client, table: ${quoted(value, "'rate_limits'")} }): PostgresStore's table option (default 'sluice_limits'; 'schema.table' for a schema); for another database, ${NOTHING_FOR_STORE}`;
+// RLWrapperBlackAndWhite's limiter, a rate-limiter-flexible limiter: its options are Sluice's here.
+const FLEXIBLE_LIMITER =
+  "a limiter of rate-limiter-flexible: write its options here instead (points as limit, duration in SECONDS as window: '60s'); its black and white lists are the HTTP layer's denyList and allowList";
+const isFlexibleLimiter = (value: unknown): boolean =>
+  typeof value === 'object' &&
+  value !== null &&
+  ['consume', 'penalty', 'reward'].every((m) => typeof (value as Record<string, unknown>)[m] === 'function');
 // Only the adapters hold a request: limiter.consume() returns the wait, as execEvenly's callers never had to.
 const LEAKY =
   "algorithm: 'leaky-bucket' (slots window / limit apart; with delay: true, the default, the HTTP adapters hold each accepted request until its slot, while limiter.consume() holds nothing: it returns decision.delayMs, the wait to apply yourself)";
@@ -120,7 +128,10 @@ export const FOREIGN_OPTIONS: Readonly<Record<string, ForeignOption>> = {
   onExceeding: { to: 'onDecision', note: `${ON_DECISION} (decision.allowed, decision.remaining)` },
   onExceeded: { to: 'onDecision', note: `${ON_DECISION}; a refusal has decision.allowed === false` },
   exponentialBackoff: { note: `no backoff: ${BAN}` },
-  redis: { to: 'store', note: 'store: new RedisStore({ client: redis }) from @sluice/core' },
+  redis: {
+    to: 'store',
+    note: 'store: new RedisStore({ client: redis }) from @sluice/core (an ioredis, node-redis or @upstash/redis client)',
+  },
   nameSpace: { to: 'prefix' },
   addHeaders: { to: 'headers', note: HEADERS },
   addHeadersOnExceeding: { to: 'headers', note: HEADERS },
@@ -214,6 +225,40 @@ export const FOREIGN_OPTIONS: Readonly<Record<string, ForeignOption>> = {
   throttlers: {
     to: 'policies',
     note: "policies: [{ name: 'short', limit: 3, window: '1s' }, { name: 'long', limit: 100, window: '1m' }], decided together",
+  },
+  // @upstash/ratelimit 2 (its redis and prefix are above and Sluice's own)
+  limiter: {
+    note: upstashLimiterNote(),
+    byValue: (value) =>
+      isUpstashAlgorithm(value)
+        ? { note: upstashLimiterNote(value) }
+        : isFlexibleLimiter(value)
+          ? { note: FLEXIBLE_LIMITER }
+          : undefined,
+  },
+  timeout: {
+    to: 'storeTimeout',
+    note: "storeTimeout: 1000 (ms, or '1s'; default 250 ms). @upstash/ratelimit let the request through after its timeout; Sluice follows onStoreError: the default 'local' decides in process, 'allow' lets it through as before",
+  },
+  ephemeralCache: {
+    to: 'denyCacheMs',
+    note: 'the deny cache, on by default for RedisStore, answers a cached denial in process: denyCacheMs: 1000 (the default) bounds how long, 0 turns it off (for ephemeralCache: false); no Map to pass',
+  },
+  analytics: {
+    to: 'onDecision',
+    note: `${ON_DECISION}, or instrument() from @sluice/core/otel for OpenTelemetry metrics (decisions, store latency and errors)`,
+    core: "createLimiter has no onDecision: instrument() from @sluice/core/otel gives OpenTelemetry metrics, the sluice:decision diagnostics channel every decision; the HTTP adapters' rateLimiter() takes onDecision: (req, decision) => …",
+  },
+  enableProtection: {
+    to: 'denyList',
+    note: "denyList: ['203.0.113.0/24', …] or (req, subject) => boolean, answered 403: Sluice fetches no shared list of bad addresses",
+    core: 'denyList is an option of the HTTP layer (rateLimiter() of an adapter, createHttpHandler), not of createLimiter; Sluice fetches no shared list of bad addresses',
+  },
+  denyListThreshold: {
+    note: 'nothing: Sluice fetches no shared deny list to take a threshold of; denyList holds your own entries',
+  },
+  dynamicLimits: {
+    note: "no limit kept in Redis to change at run time: plans: { free: { limit: 10, window: '1m' }, paid: { limit: 100, window: '1m' } } with plan: (req) => 'free' | 'paid' picks limits per request (HTTP adapters); for a new limit everywhere, a new limiter",
   },
   // express-slow-down
   delayMs: {

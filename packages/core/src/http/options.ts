@@ -2,6 +2,7 @@ import type { Decision } from '../decision.js';
 import { parseDuration } from '../duration.js';
 import { describeValue, ErrorCodes, SluiceConfigError } from '../errors.js';
 import { foreignStore } from '../foreign-stores.js';
+import { isUpstashAlgorithm, upstashLimiterNote } from '../foreign-upstash.js';
 import { credentialDigest } from '../keys.js';
 import { createLimiter, type Limiter } from '../limiter.js';
 import {
@@ -312,18 +313,24 @@ function buildLimiter(options: Record<string, unknown>): { limiter: Limiter; sto
     const store = (core.store as Store | undefined) ?? new MemoryStore();
     return { limiter: createLimiter({ ...core, store }), store };
   }
+  // A limiter of another library first: its prefix or store beside it are no conflict, only pasted.
+  if (!isLimiter(options.limiter)) {
+    const foreign =
+      foreignStore(options.limiter) ??
+      (isUpstashAlgorithm(options.limiter)
+        ? `a function: ${upstashLimiterNote(options.limiter)}`
+        : undefined);
+    fail(
+      ErrorCodes.INVALID_OPTION,
+      'limiter',
+      `expected a limiter from createLimiter(); got ${foreign ?? describeValue(options.limiter)}`,
+    );
+  }
   if (given.length > 0) {
     fail(
       ErrorCodes.CONFLICTING_OPTIONS,
       given[0]!,
       `cannot be given together with \`limiter\`: the limiter already has its ${given.join(', ')}`,
-    );
-  }
-  if (!isLimiter(options.limiter)) {
-    fail(
-      ErrorCodes.INVALID_OPTION,
-      'limiter',
-      `expected a limiter from createLimiter(); got ${foreignStore(options.limiter) ?? describeValue(options.limiter)}`,
     );
   }
   return { limiter: options.limiter, store: options.limiter.config.store ?? new MemoryStore() };
