@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createLimiter, ErrorCodes, SluiceConfigError } from '@sluice/core';
 import { rateLimiter } from '@sluice/express';
 
@@ -65,5 +67,64 @@ describe('express-rate-limit', () => {
     expect(() =>
       rateLimiter({ limit: 1, window: '1m', validate: { ERR_SLUICE_FORWARDED_IGNORED: false } }),
     ).not.toThrow();
+  });
+});
+
+// Review 28: a limit given as a function (express-rate-limit's and @fastify/rate-limit's max may be
+// one) and a ban given to createLimiter got no pointer; Fastify's addHeaders was answered with
+// express-rate-limit's standardHeaders; the README promised createLimiter's reset lifts a ban it has
+// not. Each test failed before the fix.
+describe('review 28', () => {
+  const perRequest = () => 5;
+
+  test.each([
+    ['createLimiter limit', () => createLimiter({ limit: perRequest, window: '1m' } as never)],
+    ['rateLimiter limit', () => rateLimiter({ limit: perRequest, window: '1m' } as never)],
+    ['rateLimiter max', () => rateLimiter({ max: perRequest, window: '1m' } as never)],
+  ])('%s as a function points to plans', (_, make) => {
+    const { message } = errorOf(make);
+    expect(message).toContain("plans: { free: { limit: 10, window: '1m' }");
+    expect(message).toContain('plan: (req) =>');
+  });
+
+  test('ban in createLimiter: an option of the HTTP adapters', () => {
+    const error = errorOf(() =>
+      createLimiter({ limit: 1, window: '1m', ban: { after: 3, for: '1h' } } as never),
+    );
+    expect(error).toMatchObject({ code: ErrorCodes.UNKNOWN_OPTION, option: 'ban' });
+    expect(error.message).toContain(
+      'ban: unknown option; a ban is an option of the HTTP layer (rateLimiter() of @sluice/express',
+    );
+  });
+
+  test.each(['addHeaders', 'addHeadersOnExceeding'])(
+    "%s speaks of @fastify/rate-limit's fields and Sluice's headers, legacyHeaders",
+    (name) => {
+      const { message } = errorOf(() => rateLimiter({ limit: 1, window: '1m', [name]: {} } as never));
+      expect(message).toContain("@fastify/rate-limit's addHeaders and addHeadersOnExceeding");
+      expect(message).toContain('legacyHeaders: true adds X-RateLimit-Limit');
+      expect(message).not.toContain('standardHeaders');
+    },
+  );
+
+  test("the README's createLimiter snippet promises no ban", () => {
+    const readme = readFileSync(join(__dirname, '../../README.md'), 'utf8');
+    const blocks = readme.split('```').filter((_, i) => i % 2 === 1);
+    const core = blocks.filter(
+      (b) => b.includes('createLimiter(') && !/@sluice\/(express|fastify|fetch|koa|hono|nestjs)/.test(b),
+    );
+    expect(core.length).toBeGreaterThan(0);
+    for (const block of core) expect(block).not.toMatch(/lifts its ban/);
+  });
+
+  test("docs/migrating.md maps rate-limiter-flexible's methods", () => {
+    const doc = readFileSync(join(__dirname, '../../docs/migrating.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## From rate-limiter-flexible'));
+    const row = (theirs: string) => section.split('\n').find((l) => l.startsWith(`| \`${theirs}`)) ?? '';
+    expect(row('get(')).toContain('limiter.peek(subject)');
+    expect(row('delete(')).toContain('limiter.reset(subject)');
+    expect(row('penalty(')).toContain('{ cost: points }');
+    expect(row('reward(')).toContain('decision.refund()');
+    expect(row('block(')).toContain('none on `createLimiter`');
   });
 });

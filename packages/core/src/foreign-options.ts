@@ -43,7 +43,7 @@ const BAN =
   "ban: { after: 3, within: '1m', for: '15m' }: a subject refused `after` times within `within` is answered 403 for `for` (durations in ms or '15m')";
 const BLOCK_UNITS = "rate-limiter-flexible's blockDuration was seconds, @nestjs/throttler's milliseconds";
 // rate-limiter-flexible's block is on the limiter itself; Sluice's ban is the HTTP layer's (API.md).
-const BAN_IS_HTTP = `a ban is an option of the HTTP layer (rateLimiter() of an adapter, createHttpHandler), not of createLimiter: ${BAN}`;
+const BAN_IS_HTTP = `a ban is an option of the HTTP layer (rateLimiter() of @sluice/express, @sluice/koa, @sluice/hono or @sluice/fetch, @sluice/fastify's plugin, SluiceModule, createHttpHandler), not of createLimiter, a policy or a plan: ${BAN}`;
 const SKIP = "skip: (req) => boolean, e.g. (req) => /bot/i.test(req.headers['user-agent'] ?? '')";
 const SUBJECT =
   "subject: (req) => string, or 'ip' (the default), 'api-key', 'token', or an array tried in order";
@@ -66,6 +66,15 @@ const isFlexibleLimiter = (value: unknown): boolean =>
   typeof value === 'object' &&
   value !== null &&
   ['consume', 'penalty', 'reward'].every((m) => typeof (value as Record<string, unknown>)[m] === 'function');
+// express-rate-limit's and @fastify/rate-limit's max (and limit) may be a function of the request:
+// Sluice's limits that depend on the request are plans, each checked when the limiter is built.
+export const PLANS =
+  "limits that depend on the request are plans, an option of the HTTP layer (rateLimiter() of an adapter, createHttpHandler), not of createLimiter: plans: { free: { limit: 10, window: '1m' }, paid: { limit: 100, window: '1m' } } with plan: (req) => (req.user?.paid ? 'paid' : 'free') picks a set of policies per request";
+const limitPerRequest = (value: unknown): ForeignOption | undefined =>
+  typeof value === 'function' ? { to: 'plans', note: PLANS, core: PLANS } : undefined;
+// @fastify/rate-limit's addHeaders switch its fields one by one; Sluice's headers name a draft.
+const FASTIFY_HEADERS =
+  "@fastify/rate-limit's addHeaders and addHeadersOnExceeding turned its x-ratelimit-* and retry-after fields on and off one by one; Sluice has no switch per field: headers: 'draft-10' (the default), 'draft-8', 'draft-7', 'draft-6' or false chooses the standard RateLimit fields, legacyHeaders: true adds X-RateLimit-Limit, -Remaining and -Reset, and Retry-After is sent on every refusal";
 // Only the adapters hold a request: limiter.consume() returns the wait, as execEvenly's callers never had to.
 const LEAKY =
   "algorithm: 'leaky-bucket' (slots window / limit apart; with delay: true, the default, the HTTP adapters hold each accepted request until its slot, while limiter.consume() holds nothing: it returns decision.delayMs, the wait to apply yourself)";
@@ -73,7 +82,7 @@ const LEAKY =
 export const FOREIGN_OPTIONS: Readonly<Record<string, ForeignOption>> = {
   // express-rate-limit 8
   windowMs: { to: 'window', note: "milliseconds as before, or a string such as '15m'" },
-  max: { to: 'limit' },
+  max: { to: 'limit', byValue: limitPerRequest },
   message: { to: 'handler', note: HANDLER },
   standardHeaders: { to: 'headers', note: HEADERS },
   identifier: {
@@ -133,8 +142,8 @@ export const FOREIGN_OPTIONS: Readonly<Record<string, ForeignOption>> = {
     note: 'store: new RedisStore({ client: redis }) from @sluice/core (an ioredis, node-redis or @upstash/redis client)',
   },
   nameSpace: { to: 'prefix' },
-  addHeaders: { to: 'headers', note: HEADERS },
-  addHeadersOnExceeding: { to: 'headers', note: HEADERS },
+  addHeaders: { to: 'headers', note: FASTIFY_HEADERS },
+  addHeadersOnExceeding: { to: 'headers', note: FASTIFY_HEADERS },
   hook: { note: "an option of the Fastify plugin and its route config: hook: 'onRequest' | 'preHandler'" },
   global: { note: 'an option of the Fastify plugin: global: false limits only routes with config.rateLimit' },
   // rate-limiter-flexible 11
@@ -272,7 +281,9 @@ export const FOREIGN_OPTIONS: Readonly<Record<string, ForeignOption>> = {
   whitelist: { to: 'allowList' },
   blacklist: { to: 'denyList' },
   status: { to: 'statusCode' },
-  banDuration: { to: 'ban', note: BAN },
+  banDuration: { to: 'ban', note: BAN, core: BAN_IS_HTTP },
+  // Sluice's own HTTP option, given to createLimiter (or a policy, or a plan).
+  ban: { to: 'ban', core: BAN_IS_HTTP },
   trustProxy: {
     note: "Sluice limits the address the framework gives (req.ip, request.ip, ctx.ip) and reads no proxy header itself: trust your proxies, and only them, where the framework does by address, never a hop count (Express: app.set('trust proxy', 'loopback, linklocal, uniquelocal'); Fastify: Fastify({ trustProxy: … }); Koa and Hono: getIp: privateProxyIp; NestJS: on its platform, app.set('trust proxy', …) or new FastifyAdapter({ trustProxy: … }))",
   },

@@ -2,7 +2,7 @@ import type { Algorithm, PolicyParams } from './algorithms/index.js';
 import { type AlgorithmName, algorithmNames, algorithms, bucketAlgorithms } from './algorithms/index.js';
 import { type Duration, formatDuration, parseDuration } from './duration.js';
 import { describeValue, type ErrorCode, ErrorCodes, SluiceConfigError } from './errors.js';
-import { foreignOption } from './foreign-options.js';
+import { foreignOption, PLANS } from './foreign-options.js';
 import { invalidStoreMessage } from './foreign-stores.js';
 import { emitWarning } from './portable/runtime.js';
 import type { Store } from './stores/store.js';
@@ -251,6 +251,12 @@ function warnIfSeconds(windowMs: number, option: string): void {
 function parsePolicy(raw: unknown, option: string): PolicyConfig {
   expectObject(raw, option);
   rejectUnknown(raw, POLICY_KEYS, option);
+  if (typeof raw.limit === 'function')
+    fail(
+      ErrorCodes.INVALID_LIMIT,
+      `${option}.limit`,
+      `expected a positive integer; got a function: ${PLANS}`,
+    );
   const limit = positiveInteger(raw.limit, `${option}.limit`);
   if (raw.window === undefined) fail(ErrorCodes.INVALID_DURATION, `${option}.window`, 'is required');
   const windowMs = parseDuration(raw.window, `${option}.window`);
