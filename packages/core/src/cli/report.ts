@@ -1,3 +1,4 @@
+import { BAN_NOT_CHECKED } from './ban-check.js';
 import type { LimiterReport } from './commands.js';
 
 /** '1h 2m', '4.5s', '250ms': durations as an operator reads them. */
@@ -33,12 +34,15 @@ function table(rows: readonly (readonly string[])[]): string {
     .join('\n');
 }
 
-/** `unconfirmed`: the subject may not be the app's (a warning said why): "allowed" is not said flatly. */
+/**
+ * `unconfirmed`: the subject may not be the app's (a warning said why): "allowed" is not said flatly.
+ * `banChecked`: the options say whether the app bans; else a report without a ban is "not checked".
+ */
 export function inspectText(
   subject: string,
   storeLabel: string,
   reports: readonly LimiterReport[],
-  unconfirmed = false,
+  { unconfirmed = false, banChecked = true }: { unconfirmed?: boolean; banChecked?: boolean } = {},
 ): string {
   const allowed = unconfirmed
     ? 'allowed now, UNCONFIRMED: this credential may not hash as in the app (see the warning)'
@@ -59,7 +63,7 @@ export function inspectText(
     ];
     const ban =
       r.ban === null
-        ? 'ban: none configured'
+        ? `ban: ${banChecked ? 'none configured' : BAN_NOT_CHECKED}`
         : r.ban.banned
           ? `ban: BANNED for ${humanMs(r.ban.endsInMs)} (until ${r.ban.endsAt})`
           : 'ban: not banned';

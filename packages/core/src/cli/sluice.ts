@@ -7,6 +7,7 @@
 import { SluiceConfigError } from '../errors.js';
 import { parseHttpOptions } from '../http/options.js';
 import { parseCli, USAGE, wantsHelp } from './args.js';
+import { banWarnings } from './ban-check.js';
 import { inspect, reset } from './commands.js';
 import { credentialWarnings } from './credential-check.js';
 import { CliError, type ExitCode, ExitCodes } from './exit-codes.js';
@@ -46,10 +47,16 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     }
     const reports = await inspect(config, subject, args.plan);
     const allowed = reports.every((r) => r.allowed);
+    // The credential's warnings make "allowed" unconfirmed; the ban's only that the ban is unknown.
+    const banUnknown = banWarnings(config, source.secret.fromAppOptions);
+    for (const w of banUnknown) process.stderr.write(`sluice: warning: ${w.message}\n`);
     write(
       args.json,
-      { command: 'inspect', subject, allowed, limiters: reports, warnings },
-      inspectText(subject, source.storeLabel, reports, warnings.length > 0),
+      { command: 'inspect', subject, allowed, limiters: reports, warnings: [...warnings, ...banUnknown] },
+      inspectText(subject, source.storeLabel, reports, {
+        unconfirmed: warnings.length > 0,
+        banChecked: banUnknown.length === 0,
+      }),
     );
     return allowed ? ExitCodes.OK : ExitCodes.LIMITED;
   } finally {

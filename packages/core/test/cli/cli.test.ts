@@ -301,6 +301,24 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     });
   }
 
+  // Review 28: with no ban flags and no --config, a subject the app had banned was reported as
+  // "ban: none configured": the command had not looked. Failed before the fix.
+  test('flags without ban options: the ban is not checked, and says so (text, --json warnings)', async () => {
+    const { app, prefix, storeUrl } = await setUp('standalone');
+    for (let i = 0; i < 6; i++) await app.handle({ ip: '198.51.100.6' });
+    expect((await app.handle({ ip: '198.51.100.6' })).status).toBe(403);
+    const args = ['inspect', '--ip', '198.51.100.6', ...limiterFlags(storeUrl, prefix)];
+    const text = await sluice(args);
+    expect(text.stdout).toMatch(
+      /^ban: not checked \(give --ban-after\/--ban-for, or --config with the app's options\)$/m,
+    );
+    expect(text.stdout).not.toContain('none configured');
+    expect(text.stderr).toMatch(/^sluice: warning: ban not checked/m);
+    const json = JSON.parse((await sluice([...args, '--json'])).stdout);
+    expect(json.limiters[0].ban).toBeNull();
+    expect(json.warnings).toEqual([expect.objectContaining({ code: 'BAN_NOT_CHECKED' })]);
+  });
+
   test('valkey:// names the same server (ioredis speaks to Redis and Valkey alike)', async () => {
     const { app, prefix, storeUrl } = await setUp('standalone');
     for (let i = 0; i < 2; i++) await app.handle({ ip: '198.51.100.4' });
