@@ -1,18 +1,9 @@
-import { createHttpHandler, ErrorCodes, frameworkReader, SluiceConfigError } from '@sluice/core';
+import { createHttpHandler, ErrorCodes, frameworkReader } from '@sluice/core';
 import { rateLimiter } from '@sluice/express';
+import { configErrorOf as errorOf } from '../support/config-error.js';
 
 // express-rate-limit's handler(req, res, next, options), pasted unchanged, passed validation and then
 // threw on every refusal (newcomer review, issue #28). Failed before the fix: no error at start.
-
-function errorOf(make: () => unknown): SluiceConfigError | undefined {
-  try {
-    make();
-  } catch (error) {
-    if (error instanceof SluiceConfigError) return error;
-    throw error;
-  }
-  return undefined;
-}
 
 // biome-ignore lint/suspicious/noExplicitAny: express-rate-limit's own parameter types, as pasted
 const foreign = (_req: any, res: any, _next: any, options: any) => res.status(options.statusCode).send('no');

@@ -5,12 +5,13 @@ import {
   createLimiter,
   ErrorCodes,
   frameworkReader,
-  SluiceConfigError,
+  type SluiceConfigError,
 } from '@sluice/core';
 import { rateLimiter } from '@sluice/express';
 import sluice from '@sluice/fastify';
 import { frameworks } from '../../packages/fastify/test/frameworks.js';
 import { foreignLibraries } from '../fixtures/foreign-options.js';
+import { configErrorOf as errorOf } from '../support/config-error.js';
 
 // 5fcb38f gave 17 of the options of express-rate-limit, @fastify/rate-limit, rate-limiter-flexible and
 // @nestjs/throttler no hint, misled on duration (seconds), delayMs (a boolean here) and ban (a count
@@ -20,16 +21,6 @@ import { foreignLibraries } from '../fixtures/foreign-options.js';
 const base = { limit: 1, window: '1m' };
 /** The Fastify plugin's own options, which the HTTP layer is told of at that place. */
 const PLUGIN_KEYS = ['global', 'hook'];
-
-function errorOf(make: () => unknown): SluiceConfigError | undefined {
-  try {
-    make();
-  } catch (error) {
-    if (error instanceof SluiceConfigError) return error;
-    throw error;
-  }
-  return undefined;
-}
 
 const http = (options: Record<string, unknown>) => () =>
   createHttpHandler(options as never, frameworkReader, PLUGIN_KEYS);

@@ -1,22 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLimiter, ErrorCodes, SluiceConfigError } from '@sluice/core';
+import { createLimiter, ErrorCodes } from '@sluice/core';
 import { rateLimiter } from '@sluice/express';
+import { configError as errorOf } from '../support/config-error.js';
 
 // Hints a newcomer pasting another library's options met (issue #28): blockDuration in createLimiter
 // got none (its `ban` is the HTTP layer's); execEvenly's said requests are held, which
 // createLimiter().consume() never does; rate-limit-redis's prefix was dropped from its store's hint;
 // express-rate-limit's validate keys got no mapping. Each test failed before the fix.
-
-function errorOf(make: () => unknown): SluiceConfigError {
-  try {
-    make();
-  } catch (error) {
-    if (error instanceof SluiceConfigError) return error;
-    throw error;
-  }
-  throw new Error('no error');
-}
 
 describe('rate-limiter-flexible in createLimiter', () => {
   test('blockDuration says ban is the HTTP layer’s option, in seconds there', () => {

@@ -1,21 +1,12 @@
 import 'reflect-metadata';
-import { createLimiter, ErrorCodes, SluiceConfigError } from '@sluice/core';
+import { createLimiter, ErrorCodes } from '@sluice/core';
 import { RateLimit, SluiceModule } from '@sluice/nestjs';
+import { configError as errorOf } from '../support/config-error.js';
 
 // @nestjs/throttler 6 options pasted unchanged got no migration hint (newcomer review, #28):
 // ThrottlerModule.forRoot([{ ttl, limit }]) said "expected an object; got an array of 1",
 // @Throttle({ default: { limit, ttl } }) "default: unknown option" (and `short` a typo's `store`), and
 // a throttler list pasted as policies named one ttl per run. Each test failed before the fix.
-
-function errorOf(make: () => unknown): SluiceConfigError {
-  try {
-    make();
-  } catch (error) {
-    if (error instanceof SluiceConfigError) return error;
-    throw error;
-  }
-  throw new Error('no error');
-}
 
 describe('SluiceModule.forRoot([...]) (the throttler list)', () => {
   test('one throttler: says to write the shorthand, its ttl as window', () => {

@@ -1,19 +1,10 @@
-import { createLimiter, ErrorCodes, RedisStore, SluiceConfigError } from '@sluice/core';
+import { createLimiter, ErrorCodes, RedisStore } from '@sluice/core';
+import { configError as errorOf } from '../support/config-error.js';
 
 // Review 28: rate-limiter-flexible's RateLimiterPostgres options pasted into createLimiter were told
 // to use RedisStore (storeClient, even for a pg Pool) or that the table was none of Sluice's business;
 // rate-limit-redis's new RedisStore({ sendCommand, prefix }) got a bare "unknown option; expected
 // client or clock". Each test failed before the fix.
-
-function errorOf(make: () => unknown): SluiceConfigError {
-  try {
-    make();
-  } catch (error) {
-    if (error instanceof SluiceConfigError) return error;
-    throw error;
-  }
-  throw new Error('no error');
-}
 
 const base = { limit: 1, window: '1m' };
 const limiterError = (options: Record<string, unknown>) =>

@@ -4,20 +4,11 @@ import sluice from '@sluice/fastify';
 import { frameworks } from '../../packages/fastify/test/frameworks.js';
 import { eachFramework } from '../adapters/frameworks.js';
 import { serving } from '../adapters/support.js';
+import { configError as errorOf } from '../support/config-error.js';
 
 // An express-rate-limit or @fastify/rate-limit configuration failed with "unknown option" and a
 // list of 30 names. The error now says what to write instead (the other libraries' names, or the
 // nearest option for a typo) and lists only the options valid where the mistake is. Failed on 13f5928.
-
-function errorOf(make: () => unknown): SluiceConfigError {
-  try {
-    make();
-  } catch (error) {
-    if (error instanceof SluiceConfigError) return error;
-    throw error;
-  }
-  throw new Error('no error');
-}
 
 describe('an unknown option', () => {
   it.each([

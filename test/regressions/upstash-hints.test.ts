@@ -1,20 +1,11 @@
-import { createLimiter, ErrorCodes, SluiceConfigError } from '@sluice/core';
+import { createLimiter, ErrorCodes } from '@sluice/core';
 import { rateLimiter } from '@sluice/express';
+import { configError as errorOf } from '../support/config-error.js';
 
 // Review 28: @upstash/ratelimit's options pasted into createLimiter or rateLimiter got weak or wrong
 // hints: limiter: Ratelimit.slidingWindow(10, '10 s') was told "write `limit` instead" (it carries
 // the algorithm, the limit and the window), timeout, ephemeralCache and analytics got none, and
 // rateLimiter() refused a prefix beside the pasted limiter as a conflict. Each test failed before.
-
-function errorOf(make: () => unknown): SluiceConfigError {
-  try {
-    make();
-  } catch (error) {
-    if (error instanceof SluiceConfigError) return error;
-    throw error;
-  }
-  throw new Error('no error');
-}
 
 // What Ratelimit.slidingWindow(10, '10 s') returns: a closure, its numbers out of reach.
 const slidingWindow = () => () => ({ limit: async () => ({ success: true }) });
