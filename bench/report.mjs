@@ -355,7 +355,8 @@ ${table(['', 'subjects', 'decisions/s', 'p99 ms', 'not admitted or failed, decid
 policies each process lists in a different order (the same names, so the same rows): three policies on a subject, and a
 global policy beside a subject's. Every call picks one of 200 shared subjects at random. ${cross.calls.toLocaleString('en')} calls:
 **${cross.deadlocks}** deadlocks (\`pg_stat_database.deadlocks\`, before and after), **${cross.errors}** errors (calls that
-failed and store errors), ${cross.degraded} decided without PostgreSQL.
+failed and store errors), ${cross.degraded} decided without PostgreSQL. The counter is shown to count: one deadlock made on
+purpose afterwards (two transactions, two rows, opposite orders) moved it by ${cross.counterCheck}.
 
 **Expired rows.** ${churn.subjects.toLocaleString('en')} subjects each call a limiter of a 1 s window once; then ${churn.trafficSeconds} s of ordinary traffic
 (300 other subjects, ${inFlight} in flight, ${churn.trafficCalls.toLocaleString('en')} calls) on the same limiter, the app calling nothing but \`consume\`:

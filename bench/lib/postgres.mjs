@@ -123,6 +123,34 @@ export async function deadlocks(admin) {
   return Number(r.rows[0].deadlocks);
 }
 
+/**
+ * Makes one deadlock on purpose (two transactions updating two rows in opposite orders), so that a
+ * run can show the counter it reads counts one: a zero read from a counter that never moves proves
+ * nothing. Resolves to the counter's change, 1 when it works (after deadlock_timeout, 1 s).
+ */
+export async function provokedDeadlocks(server) {
+  const before = await deadlocks(server.admin);
+  await server.admin.query(
+    'CREATE TABLE IF NOT EXISTS bench_deadlock (k int PRIMARY KEY); TRUNCATE bench_deadlock',
+  );
+  await server.admin.query('INSERT INTO bench_deadlock VALUES (1), (2)');
+  const [a, b] = [new pg.Client(server.connection), new pg.Client(server.connection)];
+  await Promise.all([a.connect(), b.connect()]);
+  for (const c of [a, b]) await c.query('BEGIN');
+  await a.query('UPDATE bench_deadlock SET k = k WHERE k = 1');
+  await b.query('UPDATE bench_deadlock SET k = k WHERE k = 2');
+  // One of the two is chosen as the victim (40P01); the other then goes through.
+  await Promise.allSettled([
+    a.query('UPDATE bench_deadlock SET k = k WHERE k = 2'),
+    b.query('UPDATE bench_deadlock SET k = k WHERE k = 1'),
+  ]);
+  for (const c of [a, b]) await c.query('ROLLBACK');
+  // A backend reports its counters when it ends.
+  await Promise.all([a.end(), b.end()]);
+  await new Promise((r) => setTimeout(r, 500));
+  return (await deadlocks(server.admin)) - before;
+}
+
 /** A table's rows now, and its live and dead tuples as the statistics last saw them. */
 export async function tableRows(admin, table) {
   await admin.query('SELECT pg_stat_clear_snapshot()');
