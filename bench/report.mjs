@@ -340,7 +340,11 @@ function postgresSection(postgres) {
   return `## 7. PostgreSQL
 
 ${heading(postgres, 'pnpm bench:postgres', what)}
-
+${
+  postgres.mode === 'full'
+    ? ''
+    : `\n**From a ${postgres.mode} run of this suite alone, not the publication run**: fewer rounds, a ${postgres.settings.crossSeconds} s crossing run (60 s in the full run).\n`
+}
 One server for the three parts, started as the tests start theirs (initdb as the \`postgres\` user, a free loopback port,
 fsync and synchronous_commit off: the disk is not what is measured). Every limiter is on a \`pg\` Pool of ${poolSize} connections
 (pg's default), one pool per row. One Node process keeps ${inFlight} calls in flight over ${subjects.toLocaleString('en')} subjects round robin (each
