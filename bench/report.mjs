@@ -365,7 +365,9 @@ purpose afterwards (two transactions, two rows, opposite orders) moved it by ${c
 **Expired rows.** ${churn.subjects.toLocaleString('en')} subjects each call a limiter of a 1 s window once; then ${churn.trafficSeconds} s of ordinary traffic
 (300 other subjects, ${inFlight} in flight, ${churn.trafficCalls.toLocaleString('en')} calls) on the same limiter, the app calling nothing but \`consume\`:
 each statement deletes a bounded number of expired rows it can lock without waiting. Rows are \`count(*)\`; live and dead
-tuples are \`pg_stat_user_tables\`, which lags by up to a second (the last line is read once the pool has closed).
+tuples are \`pg_stat_user_tables\`, which lags by up to a second (the last line is read once the pool has closed). The
+0 s line is what the fill left: when it takes longer than a row lives (2 s here), its own later calls have swept the
+rows of its first subjects already.
 
 ${table(['s into the traffic', 'rows', 'n_live_tup', 'n_dead_tup'], timeline)}
 `;
