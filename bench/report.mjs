@@ -11,7 +11,7 @@ import { ROOT_DIR, readResults, resultsDir } from './lib/common.mjs';
 import { barChart } from './lib/svg.mjs';
 import { clients, fixed, pct, range, rate, table, targetsMarkdown } from './lib/targets.mjs';
 
-export const SUITES = ['core', 'redis', 'cluster', 'http', 'atomicity', 'memory'];
+export const SUITES = ['core', 'redis', 'cluster', 'http', 'atomicity', 'memory', 'postgres'];
 
 const LABELS = {
   control: 'control: a second bare app, measured as the limiters are',
@@ -320,6 +320,59 @@ ${table(['', 'resident (RSS)', 'over bare', 'heap used', 'heap per client'], row
 `;
 }
 
+function postgresSection(postgres) {
+  const { inFlight, poolSize, rounds, seconds, subjects } = postgres.settings;
+  const rows = postgres.rows.map((r) => [
+    `${r.impl === 'sluice' ? 'Sluice' : r.impl} ${r.case}`,
+    r.subjects === 'hot' ? 'one hot subject' : `${subjects.toLocaleString('en')}, round robin`,
+    range(r.decisionsPerSec, rate),
+    range(r.p99Ms, fixed(1)),
+    `${r.failed}, ${r.degraded}`,
+  ]);
+  const { cross, churn } = postgres;
+  const timeline = churn.samples.map((s) => [
+    `${s.t.toFixed(1)}`,
+    s.rows.toLocaleString('en'),
+    s.live.toLocaleString('en'),
+    s.dead.toLocaleString('en'),
+  ]);
+  const what = `PostgreSQL ${postgres.postgresVersion.split(' ')[0]} started by the suite, pg ${postgres.pgVersion} · ${rounds} rounds of ${seconds} s in alternating order`;
+  return `## 7. PostgreSQL
+
+${heading(postgres, 'pnpm bench:postgres', what)}
+${
+  postgres.mode === 'full'
+    ? ''
+    : `\n**From a ${postgres.mode} run of this suite alone, not the publication run**: fewer rounds, a ${postgres.settings.crossSeconds} s crossing run (60 s in the full run).\n`
+}
+One server for the three parts, started as the tests start theirs (initdb as the \`postgres\` user, a free loopback port,
+fsync and synchronous_commit off: the disk is not what is measured). Every limiter is on a \`pg\` Pool of ${poolSize} connections
+(pg's default), one pool per row. One Node process keeps ${inFlight} calls in flight over ${subjects.toLocaleString('en')} subjects round robin (each
+subject called once before the first timed pass, so that updates are measured, not inserts), or on one hot subject.
+Sluice's PostgresStore sends the calls of one event-loop turn as one statement; rate-limiter-flexible's
+RateLimiterPostgres (fixed window) sends one upsert per call, and for two limiters its \`RateLimiterUnion\` sends two.
+Limits are never reached. Sluice's two policies are a sliding window and a token bucket, decided together.
+
+${table(['', 'subjects', 'decisions/s', 'p99 ms', 'not admitted or failed, decided without PostgreSQL'], rows)}
+
+**Crossed keys.** ${cross.workers} processes, each with a pool of 2 and 16 calls in flight, call for ${cross.seconds} s two limiters whose
+policies each process lists in a different order (the same names, so the same rows): three policies on a subject, and a
+global policy beside a subject's. Every call picks one of 200 shared subjects at random. ${cross.calls.toLocaleString('en')} calls:
+**${cross.deadlocks}** deadlocks (\`pg_stat_database.deadlocks\`, before and after), **${cross.errors}** errors (calls that
+failed and store errors), ${cross.degraded} decided without PostgreSQL. The counter is shown to count: one deadlock made on
+purpose afterwards (two transactions, two rows, opposite orders) moved it by ${cross.counterCheck}.
+
+**Expired rows.** ${churn.subjects.toLocaleString('en')} subjects each call a limiter of a 1 s window once; then ${churn.trafficSeconds} s of ordinary traffic
+(300 other subjects, ${inFlight} in flight, ${churn.trafficCalls.toLocaleString('en')} calls) on the same limiter, the app calling nothing but \`consume\`:
+each statement deletes a bounded number of expired rows it can lock without waiting. Rows are \`count(*)\`; live and dead
+tuples are \`pg_stat_user_tables\`, which lags by up to a second (the last line is read once the pool has closed). The
+0 s line is what the fill left: when it takes longer than a row lives (2 s here), its own later calls have swept the
+rows of its first subjects already.
+
+${table(['s into the traffic', 'rows', 'n_live_tup', 'n_dead_tup'], timeline)}
+`;
+}
+
 /**
  * Figures quoted outside the benchmark page, each from the results: a page holds one between
  * `<!-- bench:NAME -->` and `<!-- /bench:NAME -->`, and `writeReport` rewrites it there.
@@ -399,7 +452,7 @@ export function staleReport(dir = resultsDir('full')) {
 function pageOf(results, charts) {
   const env = results.environment;
   const sections = { core: coreSection, redis: redisSection, http: httpSection, cluster: clusterSection };
-  Object.assign(sections, { atomicity: atomicitySection, memory: memorySection });
+  Object.assign(sections, { atomicity: atomicitySection, memory: memorySection, postgres: postgresSection });
   const body = Object.entries(sections).flatMap(([suite, section]) =>
     results[suite] ? [section(results[suite], charts)] : [],
   );
@@ -422,7 +475,9 @@ function (section 1); where that floor is not ahead either, no \`consume\` keepi
 limiter's microseconds show: allowed at most 0.5 µs a request on Fastify and 0.8 µs on Express, denied at most 0.5 µs on
 both, with one client and 10,000. **3. Redis**: at most 2.4 ms of Redis CPU per 1,000 sliding-window decisions, one round
 trip, at most 145 B per subject. **4. Atomicity**: exactly the limit admitted and no quota burned, for every algorithm
-and for two policies.
+and for two policies. **5. PostgreSQL** (section 7): at 64 in flight, one policy at least 2× RateLimiterPostgres's
+decisions/s and two policies at least 1.5× two RateLimiterPostgres; no deadlock and no error with keys crossed between 8
+processes; 20,000 expired subjects' rows down below a quarter within 5 s of traffic that only calls \`consume\`.
 
 ${targetsMarkdown(results)}
 ## The run

@@ -65,6 +65,7 @@ if (SMOKE) {
     http: (r) => r.rps.median,
     atomicity: (r) => r.admitted,
     memory: (r) => r.after.rss,
+    postgres: (r) => r.decisionsPerSec.median,
   };
   for (const suite of suites.filter((s) => !failed.includes(s))) {
     const rows = results[suite]?.rows ?? [];

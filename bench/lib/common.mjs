@@ -4,6 +4,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -124,6 +125,18 @@ export const policiesOf = (label) => LIMITER_CASES.find((c) => c.label === label
 
 /** A concurrency decision holds a lease: the benchmarks give it back at once. */
 export const takesLease = (policies) => policies.some((p) => p.algorithm === 'concurrency');
+
+/** A loopback port nobody listens on (a server of the suite's own takes it). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 /** The address of client `i`, as the load generator sends it in X-Forwarded-For. */
 export const clientAddress = (i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;

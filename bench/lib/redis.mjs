@@ -5,27 +5,15 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import * as core from '@sluice/core';
 import Redis from 'ioredis';
 import { RedisStore as RateLimitRedisStore } from 'rate-limit-redis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { takesLease } from './common.mjs';
+import { freePort, takesLease } from './common.mjs';
 
 const require = createRequire(import.meta.url);
 // Not in the package's exports (it has none): the store the plugin uses when given `redis`.
 const FastifyRedisStore = require('@fastify/rate-limit/store/RedisStore.js');
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A redis-server on a free loopback port, no persistence; `admin` is an ioredis client for INFO. */
 export async function startRedis() {

@@ -4,7 +4,9 @@
  *      met when Sluice is ahead or the ranges overlap, behind when its whole range is worse;
  *   2. Sluice's own cost over the floor, in process (µs of CPU per request);
  *   3. Redis CPU per 1,000 sliding-window decisions, one round trip, bytes per subject;
- *   4. atomicity: exactly the limit admitted, nothing burned, every algorithm and two policies.
+ *   4. atomicity: exactly the limit admitted, nothing burned, every algorithm and two policies;
+ *   5. PostgreSQL (issue 30): Sluice over RateLimiterPostgres at 64 in flight, no deadlock and no
+ *      error with keys crossed between processes, expired rows swept by consume alone.
  */
 import { summarize } from './common.mjs';
 
@@ -12,6 +14,15 @@ export const TARGETS = {
   overFloorUs: { fastify: { allowed: 0.5, denied: 0.5 }, express: { allowed: 0.8, denied: 0.5 } },
   redis: { cpuMsPer1000: 2.4, scriptsPerDecision: 1, bytesPerSubject: 145 },
   atomicity: { admitted: 1000, burned: 0 },
+  // Ratios of medians; the table shrinks below `shrinkShare` of the expired subjects within `shrinkWithinS`.
+  postgres: {
+    onePolicyRatio: 2,
+    twoPoliciesRatio: 1.5,
+    deadlocks: 0,
+    errors: 0,
+    shrinkShare: 0.25,
+    shrinkWithinS: 5,
+  },
 };
 
 const SI = [
@@ -203,6 +214,69 @@ export function atomicityRows(atomicity) {
     );
 }
 
+/** Target 5: the PostgreSQL suite's throughput over the peer's, its crossing run and its sweep. */
+export function postgresRows(postgres) {
+  if (postgres === undefined) return [];
+  const t = TARGETS.postgres;
+  const out = [];
+  const find = (impl, label) =>
+    postgres.rows.find((r) => r.impl === impl && r.case === label && r.subjects === 'many');
+  const pairs = [
+    [
+      'one policy: sliding-window over RateLimiterPostgres',
+      'sliding-window',
+      'RateLimiterPostgres',
+      t.onePolicyRatio,
+    ],
+    [
+      'two policies over two RateLimiterPostgres (RateLimiterUnion)',
+      'two policies',
+      'two limiters (RateLimiterUnion)',
+      t.twoPoliciesRatio,
+    ],
+  ];
+  for (const [what, mine, theirs, target] of pairs) {
+    const [sluice, peer] = [find('sluice', mine), find('rate-limiter-flexible', theirs)];
+    if (sluice === undefined || peer === undefined) continue;
+    const ratio = sluice.decisionsPerSec.median / peer.decisionsPerSec.median;
+    const both = `Sluice ${range(sluice.decisionsPerSec, rate)}/s, peer ${range(peer.decisionsPerSec, rate)}/s`;
+    out.push({
+      what: `${what}, decisions/s at ${postgres.settings.inFlight} in flight`,
+      target: `≥ ${target}×`,
+      measured: `${ratio.toFixed(2)}× (${both})`,
+      met: ratio >= target,
+    });
+  }
+  const { cross, churn } = postgres;
+  if (cross) {
+    out.push({
+      what: `${cross.workers} processes crossing keys for ${cross.seconds} s (${cross.calls.toLocaleString('en')} calls): deadlocks, errors`,
+      target: `${t.deadlocks}, ${t.errors}`,
+      measured: `${cross.deadlocks}, ${cross.errors} (a deadlock made on purpose counted ${cross.counterCheck})`,
+      // A counter that did not count the deadlock made on purpose cannot tell 0 from many.
+      met:
+        cross.deadlocks === t.deadlocks &&
+        cross.errors === t.errors &&
+        cross.degraded === 0 &&
+        cross.counterCheck === 1,
+    });
+  }
+  if (churn) {
+    const below = Math.round(churn.subjects * t.shrinkShare);
+    const after = churn.belowTargetAfterS;
+    const rows = (sample) => `${sample.rows.toLocaleString('en')} rows`;
+    out.push({
+      what: `${churn.subjects.toLocaleString('en')} subjects of a 1 s window, then traffic calling consume only: table rows`,
+      target: `< ${below.toLocaleString('en')} within ${t.shrinkWithinS} s`,
+      measured: `${
+        after == null ? `never below in ${churn.trafficSeconds} s` : `below after ${after} s`
+      } (${rows(churn.samples[0])} → ${rows(churn.samples.at(-1))}; n_dead_tup ${churn.samples.at(-1).dead.toLocaleString('en')} at the end)`,
+      met: after != null && after <= t.shrinkWithinS && churn.errors === 0,
+    });
+  }
+  return out;
+}
+
 const yes = (met) => (met ? 'met' : '**missed**');
 const untold = (rows) => {
   const n = rows.filter((r) => r.verdict === 'cannot tell').length;
@@ -277,6 +351,7 @@ export function targetsMarkdown(results) {
   for (const [title, rows] of [
     ['3. Redis', redisRows(results.redis)],
     ['4. Atomicity', atomicityRows(results.atomicity)],
+    ['5. PostgreSQL', postgresRows(results.postgres)],
   ]) {
     if (rows.length === 0) continue;
     const body = rows.map((r) => [r.what, r.target, r.measured, yes(r.met)]);
