@@ -37,13 +37,15 @@ const option = (name) =>
 const started = Date.now();
 const results = [];
 
-/** Runs a command; resolves to { code, output } (stdout and stderr interleaved), never rejects. */
+/** Runs a command; resolves to { code, output (stdout and stderr interleaved), stdout }, never rejects. */
 function run(command, commandArgs, { cwd = root, env = {}, timeoutMs = 120_000 } = {}) {
   return new Promise((resolve) => {
     const child = spawn(command, commandArgs, { cwd, env: { ...process.env, ...env }, stdio: 'pipe' });
     let output = '';
+    let stdout = '';
     child.stdout.on('data', (chunk) => {
       output += chunk;
+      stdout += chunk;
     });
     child.stderr.on('data', (chunk) => {
       output += chunk;
@@ -54,11 +56,11 @@ function run(command, commandArgs, { cwd = root, env = {}, timeoutMs = 120_000 }
     }, timeoutMs);
     child.on('error', (error) => {
       clearTimeout(timer);
-      resolve({ code: -1, output: `${output}\n${error.message}` });
+      resolve({ code: -1, output: `${output}\n${error.message}`, stdout });
     });
     child.on('close', (code) => {
       clearTimeout(timer);
-      resolve({ code: code ?? -1, output });
+      resolve({ code: code ?? -1, output, stdout });
     });
   });
 }
@@ -291,10 +293,11 @@ async function operatorCommand(end, dir, redisUrl) {
     '1m',
     '--json',
   ];
-  const { code, output } = await run(sluice, args, { cwd: dir });
+  // stdout alone is the JSON: a warning (BAN_NOT_CHECKED, with no ban options here) goes to stderr.
+  const { code, output, stdout } = await run(sluice, args, { cwd: dir });
   let allowed;
   try {
-    allowed = JSON.parse(output).limiters[0].policies[0].remaining === 5;
+    allowed = JSON.parse(stdout).limiters[0].policies[0].remaining === 5;
   } catch {
     allowed = false;
   }
