@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import {
   createLimiter,
   type Decision,
@@ -25,6 +26,14 @@ const warnings = expectOnlyWarnings('ERR_SLUICE_STORE_DEGRADED', 'ERR_SLUICE_STO
 const STORE_TIMEOUT_MS = 250;
 /** A correctness bound (no call waits for a dead store), not a speed measure: generous for a busy CI box. */
 const BOUND_MS = STORE_TIMEOUT_MS + 150;
+/**
+ * How late this process's event loop ran since the last traffic began: a process the machine did not
+ * schedule cannot settle a call on time, whatever the store (537 ms once in CI, with Valkey and two
+ * Jest workers on two cores). The bound is the store's; the process's own lateness is added to it.
+ */
+const lag = monitorEventLoopDelay({ resolution: 10 });
+lag.enable();
+const bound = () => BOUND_MS + lag.max / 1e6;
 /** Calls fired together in each wave of traffic. */
 const WAVE = 8;
 
@@ -41,7 +50,8 @@ interface Call {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Waves of WAVE concurrent calls, each for a subject of its own (`${label}-n`), for `forMs`. */
-async function traffic(limiter: Limiter, label: string, forMs: number): Promise<Call[]> {
+async function traffic(limiter: Limiter, label: string, forMs: number, fresh = true): Promise<Call[]> {
+  if (fresh) lag.reset();
   const calls: Call[] = [];
   const until = performance.now() + forMs;
   let n = 0;
@@ -61,8 +71,9 @@ async function traffic(limiter: Limiter, label: string, forMs: number): Promise<
 async function untilRedisDecides(limiter: Limiter, label: string): Promise<Call[]> {
   const calls: Call[] = [];
   const giveUp = performance.now() + 10_000;
+  lag.reset();
   while (performance.now() < giveUp) {
-    const wave = await traffic(limiter, label, 1);
+    const wave = await traffic(limiter, label, 1, false);
     calls.push(...wave);
     if (wave.some((c) => !c.decision.degraded)) return calls;
     await sleep(40);
@@ -164,7 +175,7 @@ describe.each(runs)('RedisStore faults on %s (a redis-server of its own)', (clie
         [],
       );
       expect(calls.filter((c) => c.decision.degraded === undefined).length).toBeGreaterThan(calls.length / 2);
-      expect(slowest(calls)).toBeLessThanOrEqual(BOUND_MS);
+      expect(slowest(calls)).toBeLessThanOrEqual(bound());
       expect(await scriptCalls()).toBeGreaterThan(before);
     }
 
@@ -173,7 +184,7 @@ describe.each(runs)('RedisStore faults on %s (a redis-server of its own)', (clie
       await expectRedisDecided(limiter, 'before', 200);
       await server.kill();
       const down = await traffic(limiter, 'down', 1200);
-      expect(slowest(down)).toBeLessThanOrEqual(BOUND_MS);
+      expect(slowest(down)).toBeLessThanOrEqual(bound());
       expectMode('deny', down);
       // Queued in ioredis and iovalkey, the first calls waited for the timeout: it is storeTimeout that
       // bounds them. node-redis fails the queued commands when the socket drops.
@@ -195,7 +206,7 @@ describe.each(runs)('RedisStore faults on %s (a redis-server of its own)', (clie
           traffic(limiter, 'down', 1500),
           sleep(50).then(() => server.kill()),
         ]);
-        expect(slowest(during)).toBeLessThanOrEqual(BOUND_MS);
+        expect(slowest(during)).toBeLessThanOrEqual(bound());
         const down = during.filter((c) => c.decision.degraded);
         expectMode(mode, down);
         // Once the circuit is open, no call waits for the dead server at all.
@@ -203,7 +214,7 @@ describe.each(runs)('RedisStore faults on %s (a redis-server of its own)', (clie
 
         await server.restart();
         const back = await untilRedisDecides(limiter, 'back');
-        expect(slowest(back)).toBeLessThanOrEqual(BOUND_MS);
+        expect(slowest(back)).toBeLessThanOrEqual(bound());
         await expectRedisDecided(limiter, 'after', 300);
         // The outage was said when it began and when it ended.
         expect(warnings.codes[0]).toBe('ERR_SLUICE_STORE_DEGRADED');
@@ -217,13 +228,13 @@ describe.each(runs)('RedisStore faults on %s (a redis-server of its own)', (clie
 
         await admin.call('CLIENT', 'PAUSE', '1500', 'ALL');
         const paused = await traffic(limiter, 'paused', 1200);
-        expect(slowest(paused)).toBeLessThanOrEqual(BOUND_MS);
+        expect(slowest(paused)).toBeLessThanOrEqual(bound());
         expectMode(mode, paused);
         // The first calls waited for the timeout; it is the pause, not an error, that they report.
         expect(paused[0]!.ms).toBeGreaterThanOrEqual(STORE_TIMEOUT_MS - 5);
 
         const back = await untilRedisDecides(limiter, 'back');
-        expect(slowest(back)).toBeLessThanOrEqual(BOUND_MS);
+        expect(slowest(back)).toBeLessThanOrEqual(bound());
         await expectRedisDecided(limiter, 'after', 300);
       });
     });
