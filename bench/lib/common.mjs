@@ -4,7 +4,6 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -126,16 +125,24 @@ export const policiesOf = (label) => LIMITER_CASES.find((c) => c.label === label
 /** A concurrency decision holds a lease: the benchmarks give it back at once. */
 export const takesLease = (policies) => policies.some((p) => p.algorithm === 'concurrency');
 
-/** A loopback port nobody listens on (a server of the suite's own takes it). */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
+/**
+ * A limiter on a shared store as the suites call it: `call(subject)` resolves to whether admitted,
+ * giving a lease back at once when `release`; `degraded()` counts decisions taken without the store
+ * (an error, or an answer slower than storeTimeout): none of them is the store's.
+ */
+export function storeCalls(limiter, policies, release = true) {
+  const leases = release && takesLease(policies);
+  let degraded = 0;
+  return {
+    limiter,
+    degraded: () => degraded,
+    async call(subject) {
+      const d = await limiter.consume(subject);
+      if (d.degraded) degraded++;
+      if (leases) await d.release?.();
+      return d.allowed;
+    },
+  };
 }
 
 /** The address of client `i`, as the load generator sends it in X-Forwarded-For. */

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import * as core from '@sluice/core';
 import pg from 'pg';
 import { RateLimiterPostgres, RateLimiterRes, RateLimiterUnion } from 'rate-limiter-flexible';
-import { freePort, takesLease } from './common.mjs';
+import { freePort } from '../../scripts/free-port.mjs';
+import { storeCalls } from './common.mjs';
 
 const HOST = '127.0.0.1';
 
@@ -173,18 +174,7 @@ export function sluiceOnPostgres(client, { name, policies, table, storeTimeout =
     storeTimeout,
     store: new core.PostgresStore({ client, ...(table && { table }) }),
   });
-  const leases = takesLease(policies);
-  let degraded = 0;
-  return {
-    limiter,
-    degraded: () => degraded,
-    async call(subject) {
-      const d = await limiter.consume(subject);
-      if (d.degraded) degraded++;
-      if (leases) await d.release?.();
-      return d.allowed;
-    },
-  };
+  return storeCalls(limiter, policies);
 }
 
 /** A RateLimiterPostgres whose table is made before it is used. */

@@ -9,7 +9,8 @@ import * as core from '@sluice/core';
 import Redis from 'ioredis';
 import { RedisStore as RateLimitRedisStore } from 'rate-limit-redis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { freePort, takesLease } from './common.mjs';
+import { freePort } from '../../scripts/free-port.mjs';
+import { storeCalls } from './common.mjs';
 
 const require = createRequire(import.meta.url);
 // Not in the package's exports (it has none): the store the plugin uses when given `redis`.
@@ -101,18 +102,7 @@ export function sluiceOnRedis(client, { name, policies, release = true, storeTim
     storeTimeout,
     store: new core.RedisStore({ client }),
   });
-  const leases = release && takesLease(policies);
-  let degraded = 0;
-  return {
-    limiter,
-    degraded: () => degraded,
-    async call(subject) {
-      const d = await limiter.consume(subject);
-      if (d.degraded) degraded++;
-      if (leases) await d.release?.();
-      return d.allowed;
-    },
-  };
+  return storeCalls(limiter, policies, release);
 }
 
 /** rate-limiter-flexible: resolves when allowed, rejects with a RateLimiterRes when not. */

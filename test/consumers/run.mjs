@@ -16,10 +16,11 @@
  */
 import { spawn } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, Socket } from 'node:net';
+import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../scripts/free-port.mjs';
 import { matrix, TYPESCRIPT } from './matrix.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -123,17 +124,6 @@ async function typecheck(name, project, tsc = join(root, 'node_modules', 'typesc
       .filter((line) => !foreign.includes(line))
       .join('\n'),
   );
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function startRedis() {
