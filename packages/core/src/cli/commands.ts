@@ -2,6 +2,7 @@ import type { Decision } from '../decision.js';
 import { Ban } from '../http/ban.js';
 import type { HttpConfig } from '../http/options.js';
 import type { Limiter } from '../limiter.js';
+import { counted } from './counted-check.js';
 import { CliError, ExitCodes } from './exit-codes.js';
 
 /** One policy of one limiter, as the operator reads it. */
@@ -32,6 +33,8 @@ export interface LimiterReport {
   readonly plan: string | null;
   readonly allowed: boolean;
   readonly retryAfterMs: number;
+  /** Whether the store holds anything of the subject under any policy (counted-check.ts). */
+  readonly counted: boolean;
   readonly policies: readonly PolicyReport[];
   /** null when the options have no ban (`reset` lifts any ban all the same). */
   readonly ban: BanReport | null;
@@ -82,6 +85,7 @@ export async function inspect(
       plan: planName ?? null,
       allowed: decision.allowed && ban?.banned !== true,
       retryAfterMs: Math.max(decision.retryAfterMs, ban?.endsInMs ?? 0),
+      counted: decision.policies.some(counted) || ban?.banned === true,
       policies: decision.policies.map((p) => ({ ...p, resetAt: new Date(now + p.resetMs).toISOString() })),
       ban,
     });

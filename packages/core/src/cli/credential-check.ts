@@ -17,7 +17,11 @@ export interface SecretSource {
 
 /** A warning of the command's own: a code for scripts (`--json`), a line for people. */
 export interface CliWarning {
-  readonly code: 'CREDENTIAL_SECRET_UNSET' | 'CREDENTIAL_HASH_UNCONFIRMED' | 'BAN_NOT_CHECKED';
+  readonly code:
+    | 'CREDENTIAL_SECRET_UNSET'
+    | 'CREDENTIAL_HASH_UNCONFIRMED'
+    | 'BAN_NOT_CHECKED'
+    | 'NOTHING_COUNTED';
   readonly message: string;
 }
 

@@ -48,7 +48,10 @@ export function inspectText(
     ? 'allowed now, UNCONFIRMED: this credential may not hash as in the app (see the warning)'
     : 'allowed now';
   const blocks = reports.map((r) => {
-    const title = `limiter "${r.limiter}"${r.plan === null ? '' : ` (plan ${r.plan})`}: ${r.allowed ? allowed : `LIMITED, retry in ${humanMs(r.retryAfterMs)}`}`;
+    const verdict = r.allowed
+      ? `${allowed}${r.counted ? '' : ' (nothing counted for this subject)'}`
+      : `LIMITED, retry in ${humanMs(r.retryAfterMs)}`;
+    const title = `limiter "${r.limiter}"${r.plan === null ? '' : ` (plan ${r.plan})`}: ${verdict}`;
     const rows = [
       ['policy', 'algorithm', 'limit', 'window', 'remaining', 'resets in', 'resets at'],
       ...r.policies.map((p) => [

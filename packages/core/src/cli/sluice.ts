@@ -9,6 +9,7 @@ import { parseHttpOptions } from '../http/options.js';
 import { parseCli, USAGE, wantsHelp } from './args.js';
 import { banWarnings } from './ban-check.js';
 import { inspect, reset } from './commands.js';
+import { countedWarnings } from './counted-check.js';
 import { credentialWarnings } from './credential-check.js';
 import { CliError, type ExitCode, ExitCodes } from './exit-codes.js';
 import { limiterSource } from './limiter-options.js';
@@ -49,10 +50,20 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     const allowed = reports.every((r) => r.allowed);
     // The credential's warnings make "allowed" unconfirmed; the ban's only that the ban is unknown.
     const banUnknown = banWarnings(config, source.secret.fromAppOptions);
-    for (const w of banUnknown) process.stderr.write(`sluice: warning: ${w.message}\n`);
+    const uncounted = countedWarnings(
+      reports.some((r) => r.counted),
+      args.config === undefined,
+    );
+    for (const w of [...banUnknown, ...uncounted]) process.stderr.write(`sluice: warning: ${w.message}\n`);
     write(
       args.json,
-      { command: 'inspect', subject, allowed, limiters: reports, warnings: [...warnings, ...banUnknown] },
+      {
+        command: 'inspect',
+        subject,
+        allowed,
+        limiters: reports,
+        warnings: [...warnings, ...banUnknown, ...uncounted],
+      },
       inspectText(subject, source.storeLabel, reports, {
         unconfirmed: warnings.length > 0,
         banChecked: banUnknown.length === 0,

@@ -251,6 +251,7 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
       // ... which the command cannot rule out, and says (it said "allowed now" and no more).
       expect(JSON.parse(other.stdout).warnings).toEqual([
         expect.objectContaining({ code: 'CREDENTIAL_HASH_UNCONFIRMED' }),
+        expect.objectContaining({ code: 'NOTHING_COUNTED' }),
       ]);
       expect(other.stderr).toMatch(/^sluice: warning: no credentialSecret given/m);
       expect(JSON.parse(seen.stdout).warnings).toEqual([]);
@@ -319,6 +320,41 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     const json = JSON.parse((await sluice([...args, '--json'])).stdout);
     expect(json.limiters[0].ban).toBeNull();
     expect(json.warnings).toEqual([expect.objectContaining({ code: 'BAN_NOT_CHECKED' })]);
+  });
+
+  // 680f359 answered a --prefix or --algorithm unlike the app's with full quotas, "allowed now" and
+  // exit 0, no warning, for a client the app was refusing (newcomer review, #28).
+  test("flags unlike the app's (--prefix, --algorithm): 'nothing counted' and NOTHING_COUNTED, not a flat 'allowed now'", async () => {
+    const { app, prefix, storeUrl } = await setUp('standalone');
+    for (let i = 0; i < 3; i++) await app.handle({ ip: '198.51.100.7' });
+    const right = limiterFlags(storeUrl, prefix);
+    const slidingLog = APP_OPTIONS.policies.map((p) => ({ ...(p as object), algorithm: 'sliding-log' }));
+    const wrong = {
+      prefix: limiterFlags(storeUrl, `${prefix}-other`),
+      algorithm: [...right.slice(0, -1), JSON.stringify(slidingLog)],
+    };
+    for (const [label, flags] of Object.entries(wrong)) {
+      const json = await sluice(['inspect', '--ip', '198.51.100.7', '--json', ...flags]);
+      const report = JSON.parse(json.stdout);
+      expect([
+        label,
+        report.limiters[0].counted,
+        report.warnings.map((w: { code: string }) => w.code),
+      ]).toEqual([label, false, ['BAN_NOT_CHECKED', 'NOTHING_COUNTED']]);
+      expect(json.stderr).toMatch(/^sluice: warning: nothing is counted for this subject under these flags/m);
+      const text = await sluice(['inspect', '--ip', '198.51.100.7', ...flags]);
+      expect(text.stdout).toMatch(/^limiter "api": allowed now \(nothing counted for this subject\)$/m);
+    }
+    // The app's own flags find what it counted: no such warning, and no "nothing counted".
+    const found = await sluice(['inspect', '--ip', '198.51.100.7', '--json', ...right]);
+    expect(JSON.parse(found.stdout).limiters[0].counted).toBe(true);
+    expect(JSON.parse(found.stdout).warnings.map((w: { code: string }) => w.code)).toEqual([
+      'BAN_NOT_CHECKED',
+    ]);
+    // A module of the app's options is the app's keys: a subject it never saw is simply not counted.
+    const { env } = await setUp('standalone');
+    const unseen = await sluice(['inspect', '--config', CONFIG, '--ip', '198.51.100.8', '--json'], env);
+    expect(JSON.parse(unseen.stdout)).toMatchObject({ warnings: [], limiters: [{ counted: false }] });
   });
 
   test('valkey:// names the same server (ioredis speaks to Redis and Valkey alike)', async () => {
