@@ -2,9 +2,15 @@ import { ErrorCodes } from '../../errors.js';
 import { emitWarning } from '../../portable/runtime.js';
 
 /** An ioredis or iovalkey client, as far as its offline queue and connection state show. */
-interface QueueingClient {
+interface IoredisClient {
   readonly status: string;
   readonly options: { readonly enableOfflineQueue?: unknown };
+}
+
+/** A node-redis client (createClient), likewise. */
+interface NodeRedisClient {
+  readonly isReady: boolean;
+  readonly options: { readonly disableOfflineQueue?: unknown } | undefined;
 }
 
 /** Clients already warned of: several stores on one client say it once. */
@@ -12,23 +18,44 @@ const warned = new WeakSet<object>();
 
 /**
  * `enableOfflineQueue: false` (rate-limiter-flexible's usual setting, and docs/deployment.md's) makes
- * ioredis refuse every call until it is connected: the calls an app makes before then are decided by
- * onStoreError (the local fallback by default), not by Redis, and nothing said so. The store does not
- * wait for the connection instead: it cannot tell a connection still opening from a Redis that is
- * down, and this setting is the app's choice to fail at once rather than wait. It says so, once, at
- * its first call on a client that has not connected yet; returns the check, or undefined when the
- * client has an offline queue (or is no ioredis client) and there is nothing to check.
+ * ioredis refuse every call until it is connected, and node-redis's `disableOfflineQueue: true` does
+ * the same: the calls an app makes before then are decided by onStoreError (the local fallback by
+ * default), not by Redis, and nothing said so. The store does not wait for the connection instead: it
+ * cannot tell a connection still opening from a Redis that is down, and this setting is the app's
+ * choice to fail at once rather than wait. It says so, once, at its first call on a client that has
+ * not connected yet; returns the check, or undefined when the client has an offline queue (or is
+ * neither client) and there is nothing to check.
  */
 export function offlineQueueCheck(client: unknown): (() => void) | undefined {
-  const queueing = client as Partial<QueueingClient> | null;
-  if (typeof queueing?.status !== 'string' || queueing.options?.enableOfflineQueue !== false)
-    return undefined;
-  const ioredis = queueing as QueueingClient;
+  const shaped = client as Partial<IoredisClient> & Partial<NodeRedisClient>;
+  if (typeof shaped?.status === 'string' && shaped.options?.enableOfflineQueue === false) {
+    const ioredis = shaped as IoredisClient;
+    return warnOnce(ioredis, 'enableOfflineQueue: false', 'ioredis', () =>
+      ioredis.status === 'ready' ? undefined : `status '${ioredis.status}'`,
+    );
+  }
+  if (typeof shaped?.isReady === 'boolean' && shaped.options?.disableOfflineQueue === true) {
+    const nodeRedis = shaped as NodeRedisClient;
+    return warnOnce(nodeRedis, 'disableOfflineQueue: true', 'node-redis', () =>
+      nodeRedis.isReady ? undefined : 'isReady false',
+    );
+  }
+  return undefined;
+}
+
+/** `notReady`: what shows the client is not connected yet, or undefined once it is. */
+function warnOnce(
+  client: object,
+  setting: string,
+  library: string,
+  notReady: () => string | undefined,
+): () => void {
   return () => {
-    if (ioredis.status === 'ready' || warned.has(ioredis)) return;
-    warned.add(ioredis);
+    const state = notReady();
+    if (state === undefined || warned.has(client)) return;
+    warned.add(client);
     emitWarning(
-      `RedisStore: its client has enableOfflineQueue: false and was not connected yet (status '${ioredis.status}') at the store's first call: ioredis refuses calls until it is, so the first requests after start are decided by onStoreError (the local fallback by default), not by Redis. Fix: await client.connect() (or its 'ready' event) before serving, or leave enableOfflineQueue at its default (storeTimeout still bounds every call).`,
+      `RedisStore: its client has ${setting} and was not connected yet (${state}) at the store's first call: ${library} refuses calls until it is, so the first requests after start are decided by onStoreError (the local fallback by default), not by Redis. Fix: await client.connect() before serving, or leave the offline queue at its default (storeTimeout still bounds every call).`,
       ErrorCodes.OFFLINE_QUEUE_OFF,
     );
   };
