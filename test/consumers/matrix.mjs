@@ -19,8 +19,8 @@ const TYPES_FOR = {
 };
 
 /**
- * The TypeScript compilers the consumer type-checks with beside the repository's own (5.9, which also
- * checks node16 and node10): the oldest the README promises, and 7, the native compiler (it has no
+ * The TypeScript compilers the consumer type-checks with beside the repository's own (5.9, which
+ * checks node10): the oldest the README promises, and 7, the native compiler (it has no
  * node10 resolution). Each is installed into the consumer under an alias, as a user would have it.
  */
 export const TYPESCRIPT = [
