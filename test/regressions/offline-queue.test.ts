@@ -25,7 +25,9 @@ interface NodeRedisModule {
   createClient(options: { url: string; disableOfflineQueue: boolean }): {
     on(event: 'error', listener: () => void): unknown;
     connect(): Promise<unknown>;
+    /** v5 and v6; v4 has only disconnect. */
     destroy?(): unknown;
+    disconnect(): Promise<unknown>;
   };
 }
 
@@ -35,7 +37,8 @@ const nodeRedis = (module: NodeRedisModule) => (url: string) => {
   return {
     client: made as unknown as RedisClient,
     connect: () => made.connect(),
-    close: () => void made.destroy?.(),
+    // Ended, not left to reconnect to a port nothing serves (a worker that cannot exit).
+    close: () => (made.destroy === undefined ? void made.disconnect().catch(() => {}) : void made.destroy()),
   };
 };
 
@@ -43,7 +46,13 @@ const CLIENTS: ReadonlyArray<readonly [string, (url: string) => Unqueued]> = [
   [
     'ioredis (enableOfflineQueue: false)',
     (url) => {
-      const made = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+      // disconnectTimeout: ioredis's 2 s timer for a socket that never closes would outlive the file.
+      const made = new Redis(url, {
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        disconnectTimeout: 10,
+      });
       made.on('error', () => {});
       return { client: made, connect: () => made.connect(), close: () => made.disconnect() };
     },
