@@ -68,6 +68,9 @@ export function answers(framework: Framework): void {
     const starts = await get(app);
     expect(starts.status).toBe(429);
     expect(starts.headers['retry-after']).toBe('7200');
+    // Its RateLimit says the same: a client trusting `t` came back at the window's end to a 403
+    // (review 3 of #28, on 407aab6: `t=37` beside `Retry-After: 600`).
+    expect(starts.headers.ratelimit).toMatch(/;r=0;t=7200$/);
     expect(JSON.parse(starts.text)).toMatchObject({ status: 429, retryAfter: 7200 });
     expect(onDecision.mock.calls.map(([, d]) => d.retryAfterMs)[3]).toBe(7_200_000);
     expect((await get(app)).status).toBe(403);

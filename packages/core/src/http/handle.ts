@@ -652,11 +652,20 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
 }
 
 /**
- * A denial that started a ban of `banMs`: the same call is allowed again only once the ban ends. A
- * copy: a store may hand the same denial out again (the deny cache).
+ * A denial that started a ban of `banMs`: the same call is allowed again only once the ban ends, and
+ * its denying policies reset no sooner (a denying policy's resetMs is at least the retry: API.md r2),
+ * so the RateLimit fields agree with Retry-After. A copy: a store may hand the same denial out again
+ * (the deny cache).
  */
 function banFor(decision: Decision, banMs: number): Decision {
-  return banMs > decision.retryAfterMs ? { ...decision, retryAfterMs: banMs } : decision;
+  if (banMs <= decision.retryAfterMs) return decision;
+  const later = (resetMs: number) => Math.max(resetMs, banMs);
+  return {
+    ...decision,
+    retryAfterMs: banMs,
+    resetMs: later(decision.resetMs),
+    policies: decision.policies.map((p) => (p.allowed ? p : { ...p, resetMs: later(p.resetMs) })),
+  };
 }
 
 function checkCost(units: unknown): number {
