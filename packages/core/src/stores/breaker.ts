@@ -17,6 +17,8 @@ export class Breaker {
   private open = false;
   private probing = false;
   private probeAt = 0;
+  /** The error last counted: the calls of one failed batch share it, and count as one failure. */
+  private lastCause: unknown;
 
   constructor(private readonly now: () => number) {}
 
@@ -36,9 +38,20 @@ export class Breaker {
     this.failures = 0;
     this.open = false;
     this.probing = false;
+    this.lastCause = undefined;
   }
 
-  failure(admission: Admission): void {
+  /**
+   * `cause`: the call's error. A store that sends a turn's calls together (RedisStore, PostgresStore)
+   * rejects them all with one error when that one statement fails: one failure of the store, not one
+   * per call (a dropped connection under a batch of 16 opened the circuit, and a healthy database was
+   * refused for a second: hostile review of #30). Calls that time out pass no cause: each counts.
+   */
+  failure(admission: Admission, cause?: unknown): void {
+    if (typeof cause === 'object' && cause !== null) {
+      if (cause === this.lastCause && admission !== 'probe') return;
+      this.lastCause = cause;
+    }
     if (this.open) {
       // Calls that started before the circuit opened may fail late; only the probe decides.
       if (admission !== 'probe') return;

@@ -192,7 +192,8 @@ export class StoreGuard {
 
   /** A store call that failed or timed out: reported, counted by the circuit, decided without the store. */
   private failed(call: StoreCall, admission: Admission, error: unknown): Decision {
-    this.breaker.failure(admission);
+    // A timeout is each call's own (one shared Error stands for them all): each counts.
+    this.breaker.failure(admission, isTimeout(error) ? undefined : error);
     if (this.published) publishStoreError(this.name, this.storeName, isTimeout(error), error);
     return this.degrade(call);
   }

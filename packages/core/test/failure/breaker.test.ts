@@ -53,6 +53,25 @@ describe('circuit breaker', () => {
     store.answerHung('reject');
   });
 
+  // A batch's one failed statement counted once per call: a dropped connection under 16 calls opened
+  // the circuit, and a healthy database was refused for a second (hostile review of #30; failed on
+  // 9093832).
+  test('the calls of one failed batch (one error) count as one failure: the circuit stays closed', async () => {
+    const { store, limiter } = setup();
+    store.health = 'hang';
+    const batch = Array.from({ length: 4 * FAILURES_TO_OPEN }, (_, i) => track(limiter.consume(`b${i}`)));
+    await new Promise((resolve) => setImmediate(resolve));
+    store.failHung(new Error('Connection terminated unexpectedly'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(batch.every((c) => c.value?.degraded === true)).toBe(true);
+    store.health = 'up';
+    expect((await limiter.consume('next')).degraded).toBeUndefined();
+    // Failures of their own each count, as before.
+    store.health = 'reject';
+    for (let i = 0; i < FAILURES_TO_OPEN; i++) await limiter.consume('a');
+    expect(limiter.decide('c', 1, 'consume')).toMatchObject({ degraded: true, reason: 'store-error' });
+  });
+
   test('a success before the threshold resets the count', async () => {
     const { store, limiter } = setup();
     for (let round = 0; round < 3; round++) {

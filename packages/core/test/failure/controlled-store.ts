@@ -60,6 +60,13 @@ export class ControlledStore implements Store {
     }
   }
 
+  /** Rejects every hung call with one error, as a store does when the one statement of a batch fails. */
+  failHung(error: Error): void {
+    const hung = this.hung;
+    this.hung = [];
+    for (const h of hung) h.reject(error);
+  }
+
   private run<T>(answer: () => T): Promise<T> {
     switch (this.health) {
       case 'up':
