@@ -54,6 +54,49 @@ describe('express-rate-limit', () => {
     expect(error.message).toContain(`write validate: { ${ours}: false`);
   });
 
+  // Review 3 of #28: an express-rate-limit validate object pasted whole was refused a key per run, and
+  // keyGeneratorIpFallback and the other checks with no counterpart got no hint. Failed on 38d943a.
+  test('validate with every express-rate-limit 8 check: one error, a hint for each', () => {
+    const checks = [
+      'default',
+      'ip',
+      'trustProxy',
+      'xForwardedForHeader',
+      'forwardedHeader',
+      'positiveHits',
+      'unsharedStore',
+      'singleCount',
+      'limit',
+      'draftPolliHeaders',
+      'onLimitReached',
+      'headersDraftVersion',
+      'headersResetTime',
+      'knownOptions',
+      'validationsConfig',
+      'creationStack',
+      'ipv6Subnet',
+      'ipv6SubnetOrKeyGenerator',
+      'keyGeneratorIpFallback',
+      'windowMs',
+    ];
+    const validate = Object.fromEntries(checks.map((c) => [c, false]));
+    const error = errorOf(() => rateLimiter({ limit: 1, window: '1m', validate } as never));
+    expect(error).toMatchObject({ code: ErrorCodes.UNKNOWN_OPTION, option: 'validate.default' });
+    const parts = error.message.split('; ');
+    for (const check of checks) {
+      const hint = parts.find((p, i) =>
+        i === 0 ? check === 'default' : p.startsWith(`validate.${check}: `),
+      );
+      expect([check, hint]).toEqual([check, expect.stringContaining('unknown check')]);
+      expect([check, parts[parts.indexOf(hint!) + 1]]).toEqual([
+        check,
+        expect.stringMatching(/^express-rate-limit's /),
+      ]);
+    }
+    expect(error.message).toContain('default switch is validate itself: write validate: false');
+    expect(error.message).toContain('keyGeneratorIpFallback check has nothing to turn off in Sluice');
+  });
+
   test('the mapped check is taken as written', () => {
     expect(() =>
       rateLimiter({ limit: 1, window: '1m', validate: { ERR_SLUICE_FORWARDED_IGNORED: false } }),

@@ -69,8 +69,36 @@ const EXPRESS_RATE_LIMIT_CHECKS: Readonly<Record<string, readonly WarningCode[]>
   creationStack: [WarningCodes.CREATED_PER_REQUEST],
 };
 
+/**
+ * express-rate-limit 8's other checks: each looks at something Sluice refuses at start-up with a
+ * SluiceConfigError (a bad limit or window, an unknown option, a store shared wrongly) or has no such
+ * thing (hit counts from a custom store, draft-polli headers, onLimitReached), so there is nothing to
+ * turn off. `default` is its switch for every check at once.
+ */
+const EXPRESS_RATE_LIMIT_UNNEEDED = new Set([
+  'positiveHits',
+  'unsharedStore',
+  'limit',
+  'draftPolliHeaders',
+  'onLimitReached',
+  'headersDraftVersion',
+  'headersResetTime',
+  'knownOptions',
+  'validationsConfig',
+  'ipv6Subnet',
+  'ipv6SubnetOrKeyGenerator',
+  'keyGeneratorIpFallback',
+  'windowMs',
+]);
+
 /** The hint of an unknown check `key` (starting '; ', or empty), with the value given carried over. */
 function foreignCheck(key: string, on: unknown): string {
+  if (key === 'default') {
+    return `; express-rate-limit's default switch is validate itself: write validate: ${on === false ? 'false' : 'true'}`;
+  }
+  if (EXPRESS_RATE_LIMIT_UNNEEDED.has(key)) {
+    return `; express-rate-limit's ${key} check has nothing to turn off in Sluice (what it looks for is refused at start-up, or does not exist here): drop it`;
+  }
   if (!Object.hasOwn(EXPRESS_RATE_LIMIT_CHECKS, key)) return '';
   const codes = EXPRESS_RATE_LIMIT_CHECKS[key]!;
   const value = typeof on === 'boolean' ? on : false;
@@ -89,15 +117,22 @@ export function parseValidate(value: unknown): ReadonlySet<string> | false {
       `expected a boolean or { [code]: boolean }; got ${describeValue(value)}`,
     );
   }
+  const entries = Object.entries(value);
+  // Every unknown check in one error, as every unknown option (an express-rate-limit validate object
+  // pasted whole took a run per key).
+  const unknown = entries.filter(([code]) => !CODES.has(code));
+  if (unknown.length > 0) {
+    const hints = unknown.map(
+      ([code, on], i) => `${i === 0 ? '' : `validate.${code}: `}unknown check${foreignCheck(code, on)}`,
+    );
+    fail(
+      ErrorCodes.UNKNOWN_OPTION,
+      `validate.${unknown[0]![0]}`,
+      `${hints.join('; ')}; the checks are ${[...CODES].join(', ')}`,
+    );
+  }
   const off = new Set<string>();
-  for (const [code, on] of Object.entries(value)) {
-    if (!CODES.has(code)) {
-      fail(
-        ErrorCodes.UNKNOWN_OPTION,
-        `validate.${code}`,
-        `unknown check${foreignCheck(code, on)}; the checks are ${[...CODES].join(', ')}`,
-      );
-    }
+  for (const [code, on] of entries) {
     if (typeof on !== 'boolean') {
       fail(ErrorCodes.INVALID_OPTION, `validate.${code}`, `expected a boolean; got ${describeValue(on)}`);
     }
