@@ -27,9 +27,29 @@ export function encodeName(name: string): string {
   return name.replace(SPECIAL, escapeChar);
 }
 
+/** A lone surrogate (in 'u' mode a pair is one code point, not Cs): a string with none is well formed. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * The bytes text is hashed as, one string to one byte string: the UTF-8 of a well-formed string (what
+ * keys have always hashed), else 0xFF, a byte UTF-8 never holds, then its UTF-16 code units big-endian.
+ * UTF-8 alone is not injective: TextEncoder writes U+FFFD for every lone surrogate.
+ */
+function textBytes(text: string): Uint8Array {
+  if (!LONE_SURROGATE.test(text)) return bytesOf(text);
+  const bytes = new Uint8Array(1 + 2 * text.length);
+  bytes[0] = 0xff;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    bytes[1 + 2 * i] = unit >> 8;
+    bytes[2 + 2 * i] = unit & 0xff;
+  }
+  return bytes;
+}
+
 /** SHA-256 in base64url: how credentials and long subjects appear in keys. */
 export function digest(value: string): string {
-  return base64url(sha256(bytesOf(value)));
+  return base64url(sha256(textBytes(value)));
 }
 
 /**
@@ -39,12 +59,13 @@ export function digest(value: string): string {
 export function credentialDigest(secret: string | Uint8Array | undefined): (credential: string) => string {
   if (secret === undefined) return digest;
   const key = bytesOf(secret);
-  return (credential) => base64url(hmacSha256(key, bytesOf(credential)));
+  return (credential) => base64url(hmacSha256(key, textBytes(credential)));
 }
 
 /**
  * A subject as a key part. Injective: plain subjects never contain '%', '{', '}' or '#', escaped ones
- * mark each escape with '%', and digests start with '#'.
+ * mark each escape with '%' (each UTF-16 code unit, lone surrogates too), and digests start with '#'
+ * and hash each string's own bytes (textBytes).
  */
 export function encodeSubject(subject: string): string {
   // Consecutive calls often carry one subject (a client's burst, a keep-alive connection's address):

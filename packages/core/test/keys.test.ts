@@ -1,6 +1,6 @@
-import { createLimiter, type Store, type StoreCall } from '@sluice/core';
+import { createLimiter, MemoryStore, type Store, type StoreCall } from '@sluice/core';
 import fc from 'fast-check';
-import { digest, encodeName, encodeSubject, policyNamespace } from '../src/keys.js';
+import { credentialDigest, digest, encodeName, encodeSubject, policyNamespace } from '../src/keys.js';
 
 /** Strings rich in the characters that matter to keys: braces, separators, escapes, unicode, long runs. */
 const awkward = fc.oneof(
@@ -59,6 +59,31 @@ describe('subject encoding', () => {
     await limiter.consume(secret);
     await limiter.reset('{tag}');
     expect(seen).toEqual([`#${digest(secret)}`, '%7btag%7d']);
+  });
+
+  // TextEncoder writes U+FFFD for every lone surrogate: hashed as UTF-8, these shared one counter.
+  const loneSurrogates = ['\ud800', '\udbff', '\ufffd', '\udc00\ud800'];
+
+  it('gives long subjects that differ only in lone surrogates counters of their own', async () => {
+    const limiter = createLimiter({ limit: 1, window: '1m', store: new MemoryStore() });
+    for (const head of loneSurrogates) {
+      const subject = head + 'x'.repeat(80);
+      expect([head, (await limiter.consume(subject)).allowed]).toEqual([head, true]);
+    }
+    // Short enough to be escaped, too long once escaped: digested as well.
+    const shorter = loneSurrogates.map((head) => encodeSubject(head + 'x'.repeat(60)));
+    expect(shorter.every((key) => key.startsWith('#'))).toBe(true);
+    expect(new Set(shorter).size).toBe(loneSurrogates.length);
+    const hmac = credentialDigest('secret');
+    expect(new Set(loneSurrogates.map((head) => hmac(head + 'x'.repeat(80)))).size).toBe(
+      loneSurrogates.length,
+    );
+  });
+
+  it('keeps the digest of a well-formed subject: SHA-256 of its UTF-8, as stored counters have it', () => {
+    expect(encodeSubject(`${'\u00e9'.repeat(40)}\ud83d\ude00${'x'.repeat(40)}`)).toBe(
+      '#Jeok2ag0dD9IYByjO4bKPrBdZQgyw5iBMRkmVWxmhrM',
+    );
   });
 });
 

@@ -15,7 +15,7 @@
 -- nums  per policy: limit, windowMs, burst
 -- args  [1] now in ms from the caller's clock, or NULL for the database's clock (db_now); then
 --       'c', 'p': cost, lease id; 'r': cost, lease id, chargedAt; 'd': each mark's life in ms
--- db_now the database's clock in ms, read once per batch
+-- db_now the database's clock in ms, read once per batch, once its rows are locked
 -- Returns ('c', 'p') 'now,allowed,remaining,resetMs,retryAfterMs,delayMs,...' per policy (allowed 1/0,
 -- retryAfterMs -1: never); '' otherwise.
 -- expires_at is always on the database's clock, for the sweep: under a caller's clock a row lives
@@ -127,7 +127,7 @@ CREATE OR REPLACE FUNCTION {{call}}(ops text[], keys text[], key_counts int[], c
 RETURNS text LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
   calls int := coalesce(array_length(ops, 1), 0);
-  db_now bigint := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+  db_now bigint;
   held text[] := '{}';
   writers int := 0;
   k text;
@@ -163,6 +163,9 @@ BEGIN
     END LOOP;
   END LOOP;
 
+  -- The clock once the rows are held, not before: a batch that waited for a lock across a window
+  -- boundary would decide in the window it started in, over states of the next one.
+  db_now := floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint;
   ki := 0;
   FOR i IN 1..calls LOOP
     replies[i] := {{one}}(ops[i], keys[ki + 1:ki + key_counts[i]], codes[pi + 1:pi + sizes[i]],
