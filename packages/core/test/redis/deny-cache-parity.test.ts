@@ -7,6 +7,9 @@ import { CLIENTS_AND_BACKENDS, closeClients, sharedClient, uniquePrefix } from '
 
 // Traces draw windows of a few milliseconds as bare numbers, on purpose.
 allowWarnings('ERR_SLUICE_WINDOW_IN_SECONDS');
+// A trace over @upstash/redis is an HTTP request a step through the stand-in: it outlasted the default
+// 30 s at load average 12 (CI beside other work). The limit is there to catch a hang, as in parity.test.ts.
+jest.setTimeout(120_000);
 
 /**
  * The deny cache answers only what Redis would (API.md r2): a limiter on RedisStore with its deny
