@@ -169,7 +169,7 @@ describe('review 28', () => {
 test('a subject function returning a number limits by that number', async () => {
   const { createHttpHandler } = await import('@sluice/core');
   const app = createHttpHandler(
-    { limit: 1, window: '1h', subject: () => 42 },
+    { limit: 1, window: '1h', subject: (() => 42) as never },
     { ip: () => '198.51.100.1', header: () => undefined, query: () => undefined },
   );
   const statuses = [(await app.handle({})).status, (await app.handle({})).status];
