@@ -92,6 +92,10 @@ describe('hints that give the new shape', () => {
     expect(error).toMatchObject({ code: ErrorCodes.INVALID_OPTION, option: 'ban' });
     expect(error!.message).toContain('expected { after, within?, for }');
     expect(error!.message).toContain("a count, as @fastify/rate-limit's ban, is `after`");
+    // Review 3 of #28: its ban lasted until the window ended; carried over with another `for`, it did
+    // not (a 10 s window's ban became a minute). Failed on 6902623.
+    expect(error!.message).toContain('its ban lasted until the window ended, so `for` is that window');
+    expect(error!.message).toContain('ban: { after: 3, for: <the window> }');
   });
 });
 

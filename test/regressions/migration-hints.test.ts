@@ -39,7 +39,8 @@ describe('express-rate-limit', () => {
     const store = { prefix: 'rl:', sendCommand: () => 1, increment: () => 1 };
     const error = errorOf(() => rateLimiter({ limit: 1, window: '1m', store } as never));
     expect(error).toMatchObject({ code: ErrorCodes.INVALID_STORE, option: 'store' });
-    expect(error.message).toContain('prefix: "rl:"');
+    // Without its ':' (review 3 of #28: 'erl-old:' carried over made keys 'erl-old::default:…').
+    expect(error.message).toContain('its prefix "rl:" as the limiter\'s: prefix: "rl"');
   });
 
   test.each([
@@ -161,4 +162,17 @@ describe('review 28', () => {
     expect(row('reward(')).toContain('decision.refund()');
     expect(row('block(')).toContain('none on `createLimiter`');
   });
+});
+
+// Review 3 of #28: @fastify/rate-limit's keyGenerator may return a number (a user id); pasted as
+// `subject`, it failed every request with a 500. Failed on 6902623.
+test('a subject function returning a number limits by that number', async () => {
+  const { createHttpHandler } = await import('@sluice/core');
+  const app = createHttpHandler(
+    { limit: 1, window: '1h', subject: (() => 42) as never },
+    { ip: () => '198.51.100.1', header: () => undefined, query: () => undefined },
+  );
+  const statuses = [(await app.handle({})).status, (await app.handle({})).status];
+  expect(statuses).toEqual([0, 429]);
+  expect(await app.subjectOf({})).toBe('id:42');
 });

@@ -71,6 +71,15 @@ describe('an unknown option', () => {
     expect(error.message).toContain('write `limit` instead');
     expect(error.message).toMatch(/hook/);
     expect(error.message).not.toMatch(/global/);
+    // Review 3 of #28: the second unknown option of a route lost its path (`timeWindow: unknown
+    // option`). Failed on 6902623.
+    const both = () =>
+      routeApp.get(
+        '/two',
+        { config: { rateLimit: { max: 1, timeWindow: '1m' } as never } },
+        async () => 'ok',
+      );
+    expect(errorOf(both).message).toContain('; config.rateLimit.timeWindow: unknown option');
     await routeApp.close();
   });
 });

@@ -40,7 +40,17 @@ export function foreignStore(value: unknown): string | undefined {
 function prefixOf(shape: Shape): string {
   const prefix = shape.prefix;
   if (typeof prefix !== 'string' || prefix === '') return '';
-  return `, and its prefix ${describeValue(prefix)} as the limiter's: prefix: ${describeValue(prefix)}`;
+  const ours = ownPrefix(prefix);
+  const colon = ours === prefix ? '' : " (Sluice writes the ':' after it)";
+  return `, and its prefix ${describeValue(prefix)} as the limiter's: prefix: ${describeValue(ours)}${colon}`;
+}
+
+/**
+ * Another library's key prefix as Sluice's: without its trailing ':', which Sluice writes itself
+ * between the prefix and the rest of a key ('rl:' carried over as is made keys 'rl::default:…').
+ */
+export function ownPrefix(prefix: string): string {
+  return prefix.replace(/:+$/, '') || prefix;
 }
 
 function fastifyStore(): string {

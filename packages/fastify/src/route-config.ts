@@ -58,5 +58,10 @@ export function inRoute(error: unknown, route: string): never {
   // Core names shorthand options `options.limit`; here they sit under the route's config.rateLimit.
   const option = error.option.replace(/^options\b\.?/, '');
   const path = option === '' ? 'config.rateLimit' : `config.rateLimit.${option}`;
-  throw new SluiceConfigError(error.code, path, `${detail} (route ${route})`);
+  // The other unknown options of the same error, too (they read `timeWindow: unknown option`).
+  const others = detail.replace(
+    /; (?:options\.)?([\w.]+): unknown option/g,
+    '; config.rateLimit.$1: unknown option',
+  );
+  throw new SluiceConfigError(error.code, path, `${others} (route ${route})`);
 }

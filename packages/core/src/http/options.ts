@@ -174,7 +174,7 @@ function parseBan(value: unknown): (Omit<BanConfig, 'withinMs'> & { withinMs?: n
     fail(
       ErrorCodes.INVALID_OPTION,
       'ban',
-      `expected { after, within?, for }, e.g. { after: 3, within: '1m', for: '15m' }: a subject refused \`after\` times within \`within\` is answered 403 for \`for\`; got ${describeValue(value)}${typeof value === 'number' ? ` (a count, as @fastify/rate-limit's ban, is \`after\`)` : ''}`,
+      `expected { after, within?, for }, e.g. { after: 3, within: '1m', for: '15m' }: a subject refused \`after\` times within \`within\` is answered 403 for \`for\`; got ${describeValue(value)}${typeof value === 'number' ? ` (a count, as @fastify/rate-limit's ban, is \`after\`; its ban lasted until the window ended, so \`for\` is that window: ban: { after: ${value}, for: <the window> })` : ''}`,
     );
   }
   expectObject(value, 'ban');

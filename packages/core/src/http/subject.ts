@@ -39,11 +39,18 @@ export function isThenable<T>(value: unknown): value is PromiseLike<T> {
   return typeof value === 'object' && value !== null && typeof (value as PromiseLike<T>).then === 'function';
 }
 
-/** A subject value from user code: a non-empty string, or absent (undefined, null, ''). */
+/**
+ * A subject value from user code: a non-empty string, or absent (undefined, null, ''). A finite number
+ * is its decimal string: @fastify/rate-limit's keyGenerator may return one (a user id), and pasted as
+ * `subject` it failed every request with a 500 (review 3 of #28).
+ */
 function present(value: unknown, from: string): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   if (typeof value !== 'string') {
-    throw new TypeError(`${from} must return a string, null or undefined; got ${typeof value}`);
+    throw new TypeError(
+      `${from} must return a string (or a finite number), null or undefined; got ${typeof value}`,
+    );
   }
   return value;
 }

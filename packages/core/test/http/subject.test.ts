@@ -133,7 +133,7 @@ describe('subjects', () => {
     });
   });
 
-  test('custom functions: first defined wins; "" and null are absent; a non-string is an error', () => {
+  test('custom functions: first defined wins; "" and null are absent; a finite number is its string; anything else is an error', () => {
     const r = resolver({
       sources: [() => '', () => null as unknown as undefined, (req) => req.headers?.user, 'ip'],
     });
@@ -142,8 +142,13 @@ describe('subjects', () => {
       listed: 'bob',
     });
     expect(r.resolve({ ip: '1.1.1.1' })).toMatchObject({ subject: 'ip:1.1.1.1' });
-    const wrong = resolver({ sources: [() => 42 as unknown as string] });
-    expect(() => wrong.resolve({})).toThrow(TypeError);
+    expect(resolver({ sources: [() => 42 as unknown as string] }).resolve({})).toMatchObject({
+      subject: 'id:42',
+    });
+    for (const value of [Number.NaN, Number.POSITIVE_INFINITY, {}, true]) {
+      const wrong = resolver({ sources: [() => value as unknown as string] });
+      expect(() => wrong.resolve({})).toThrow(TypeError);
+    }
   });
 
   test('errors thrown by subject functions and verify propagate', async () => {

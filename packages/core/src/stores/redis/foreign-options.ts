@@ -1,3 +1,5 @@
+import { ownPrefix } from '../../foreign-stores.js';
+
 /**
  * rate-limit-redis 6's constructor options given to Sluice's RedisStore (the two classes share a
  * name, so its `new RedisStore({ sendCommand, prefix })` is pasted as is): what to write instead.
@@ -14,9 +16,9 @@ const HINTS: Readonly<Record<string, (value: unknown) => string>> = {
     "nothing needed: Sluice's script sets each key's expiry from its policy on every change",
 };
 
-/** Their prefix as written, when it is a short plain string; else a placeholder. */
+/** Their prefix as Sluice's (ownPrefix), when it is a short plain string; else a placeholder. */
 function prefixOf(value: unknown): string {
-  return typeof value === 'string' && /^[\w:.-]{1,64}$/.test(value) ? `'${value}'` : "'…'";
+  return typeof value === 'string' && /^[\w:.-]{1,64}$/.test(value) ? `'${ownPrefix(value)}'` : "'…'";
 }
 
 /** The hint (starting '; ') for an unknown RedisStore option, or '' for a name of no other library. */
