@@ -7,13 +7,13 @@
 import { SluiceConfigError } from '../errors.js';
 import { parseHttpOptions } from '../http/options.js';
 import { parseCli, USAGE, wantsHelp } from './args.js';
-import { banWarnings } from './ban-check.js';
+import { banWarnings, resetBanText } from './ban-check.js';
 import { inspect, reset } from './commands.js';
 import { countedWarnings } from './counted-check.js';
 import { credentialWarnings } from './credential-check.js';
 import { CliError, type ExitCode, ExitCodes } from './exit-codes.js';
 import { limiterSource } from './limiter-options.js';
-import { inspectText } from './report.js';
+import { inspectText, resetText } from './report.js';
 import { subjectOf } from './subject.js';
 
 async function main(argv: readonly string[]): Promise<ExitCode> {
@@ -30,26 +30,26 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     const warnings = credentialWarnings(args.who, config, source.secret);
     // On stderr, so that --json's stdout stays one object (which carries them too).
     for (const w of warnings) process.stderr.write(`sluice: warning: ${w.message}\n`);
+    // The ban's warning says only that the ban is unknown; it is the same for both commands.
+    const banUnknown = banWarnings(config, source.secret.fromAppOptions);
     if (args.command === 'reset') {
-      const { limiters, banLifted } = await reset(config, subject, args.plan);
-      const ban =
-        config.ban === undefined
-          ? 'no ban options given, so a ban stays'
-          : banLifted
-            ? 'its ban lifted too'
-            : 'it was not banned';
-      const names = limiters.map((l) => `"${l}"`).join(', ');
+      const { limiters, banLifted, counted } = await reset(config, subject, args.plan);
+      const uncounted = countedWarnings(counted, args.config === undefined);
+      const also = [...banUnknown, ...uncounted];
+      for (const w of also) process.stderr.write(`sluice: warning: ${w.message}\n`);
       write(
         args.json,
-        { command: 'reset', subject, limiters, banLifted, warnings },
-        `reset ${subject} under ${names} on ${source.storeLabel} (${ban})`,
+        { command: 'reset', subject, limiters, banLifted, counted, warnings: [...warnings, ...also] },
+        resetText(subject, source.storeLabel, limiters, {
+          counted,
+          ban: resetBanText(config, banLifted, source.secret.fromAppOptions),
+        }),
       );
       return ExitCodes.OK;
     }
     const reports = await inspect(config, subject, args.plan);
     const allowed = reports.every((r) => r.allowed);
     // The credential's warnings make "allowed" unconfirmed; the ban's only that the ban is unknown.
-    const banUnknown = banWarnings(config, source.secret.fromAppOptions);
     const uncounted = countedWarnings(
       reports.some((r) => r.counted),
       args.config === undefined,

@@ -357,6 +357,47 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     expect(JSON.parse(unseen.stdout)).toMatchObject({ warnings: [], limiters: [{ counted: false }] });
   });
 
+  // Review 28: reset under flags that missed the app's keys (or a subject never seen) printed
+  // "reset ... (it was not banned)", exit 0 and no warning, and the client stayed limited and banned.
+  test('reset that finds nothing says so: nothing to reset, NOTHING_COUNTED, and no "it was not banned" it did not check', async () => {
+    const { app, prefix, storeUrl, env } = await setUp('standalone');
+    for (let i = 0; i < 6; i++) await app.handle({ ip: '198.51.100.21' });
+    expect((await app.handle({ ip: '198.51.100.21' })).status).toBe(403);
+    const wrong = ['reset', '--ip', '198.51.100.21', ...limiterFlags(storeUrl, `${prefix}-other`)];
+    const text = await sluice(wrong);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(
+      'nothing was counted for this subject under these options: nothing to reset',
+    );
+    expect(text.stdout).not.toContain('it was not banned');
+    expect(text.stdout).toContain('ban not checked');
+    const json = await sluice([...wrong, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ counted: false, banLifted: false });
+    expect(JSON.parse(json.stdout).warnings.map((w: { code: string }) => w.code)).toEqual([
+      'BAN_NOT_CHECKED',
+      'NOTHING_COUNTED',
+    ]);
+    // The app's own limiter, a subject it never saw: nothing to reset, and the ban was looked up.
+    const unseen = await sluice(['reset', '--config', CONFIG, '--ip', '198.51.100.22', '--json'], env);
+    expect(JSON.parse(unseen.stdout)).toMatchObject({ counted: false, banLifted: false, warnings: [] });
+    const unseenText = await sluice(['reset', '--config', CONFIG, '--ip', '198.51.100.22'], env);
+    expect(unseenText.stdout).toMatch(/nothing to reset \(it was not banned\)$/m);
+    // The right flags find it: reset, no warning of nothing counted.
+    const right = await sluice([
+      'reset',
+      '--ip',
+      '198.51.100.21',
+      '--json',
+      ...limiterFlags(storeUrl, prefix),
+      '--ban-after',
+      '2',
+      '--ban-for',
+      '10m',
+    ]);
+    expect(JSON.parse(right.stdout)).toMatchObject({ counted: true, banLifted: true, warnings: [] });
+    expect((await app.handle({ ip: '198.51.100.21' })).status).toBe(0);
+  });
+
   test('valkey:// names the same server (ioredis speaks to Redis and Valkey alike)', async () => {
     const { app, prefix, storeUrl } = await setUp('standalone');
     for (let i = 0; i < 2; i++) await app.handle({ ip: '198.51.100.4' });
