@@ -32,9 +32,10 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     for (const w of warnings) process.stderr.write(`sluice: warning: ${w.message}\n`);
     // The ban's warning says only that the ban is unknown; it is the same for both commands.
     const banUnknown = banWarnings(config, source.secret.fromAppOptions);
+    const given = args.config === undefined ? 'flags' : source.unnamed ? 'unnamed-module' : 'module';
     if (args.command === 'reset') {
       const { limiters, banLifted, counted } = await reset(config, subject, args.plan);
-      const uncounted = countedWarnings(counted, args.config === undefined);
+      const uncounted = countedWarnings(counted, given);
       const also = [...banUnknown, ...uncounted];
       for (const w of also) process.stderr.write(`sluice: warning: ${w.message}\n`);
       write(
@@ -52,7 +53,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     // The credential's warnings make "allowed" unconfirmed; the ban's only that the ban is unknown.
     const uncounted = countedWarnings(
       reports.some((r) => r.counted),
-      args.config === undefined,
+      given,
     );
     for (const w of [...banUnknown, ...uncounted]) process.stderr.write(`sluice: warning: ${w.message}\n`);
     write(

@@ -28,6 +28,8 @@ const BIN = join(
 const CONFIG = join(__dirname, 'app-config.mjs');
 /** app-config.mjs with `credentialSecret: process.env.SLUICE_CLI_TEST_APP_SECRET`. */
 const CONFIG_SECRET_FROM_ENV = join(__dirname, 'app-config-secret-from-env.mjs');
+/** app-config.mjs without `name`, as a module shared with @sluice/fastify's plugin. */
+const CONFIG_UNNAMED = join(__dirname, 'app-config-unnamed.mjs');
 /** What app-config.mjs exports, but its store and prefix. */
 const APP_OPTIONS = JSON.parse(
   readFileSync(join(__dirname, 'app-options.json'), 'utf8'),
@@ -141,7 +143,7 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     // The app: the options of app-config.mjs, on a client of its own.
     const options: HttpOptions<Req> = { ...APP_OPTIONS, store, prefix, validate: false };
     const app: HttpHandler<Req> = createHttpHandler(options, reader);
-    return { app, prefix, storeUrl, env };
+    return { app, prefix, storeUrl, env, store };
   }
 
   /** What every store must do alike: run for each Redis deployment, and in PostgreSQL's block below. */
@@ -398,6 +400,50 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     expect((await app.handle({ ip: '198.51.100.21' })).status).toBe(0);
   });
 
+  // Review 28: @sluice/fastify names its global limit 'global' when the options name none, so a module
+  // shared with the plugin was read under 'default': "allowed now (nothing counted)", "not banned", no
+  // warning, and --name global was refused beside --config.
+  test("--config without a name: NOTHING_COUNTED hints at the plugin's 'global', and --name global overrides", async () => {
+    const { store, prefix, env } = await setUp('standalone');
+    // The plugin's global limit: the module's options, named 'global' by the plugin.
+    const { name: _, ...unnamed } = APP_OPTIONS;
+    const plugin = createHttpHandler<Req>(
+      { ...unnamed, name: 'global', store, prefix, validate: false },
+      reader,
+    );
+    for (let i = 0; i < 6; i++) await plugin.handle({ ip: '198.51.100.23' });
+    expect((await plugin.handle({ ip: '198.51.100.23' })).status).toBe(403);
+    const missed = await sluice(
+      ['inspect', '--config', CONFIG_UNNAMED, '--ip', '198.51.100.23', '--json'],
+      env,
+    );
+    expect(JSON.parse(missed.stdout).warnings).toEqual([
+      expect.objectContaining({ code: 'NOTHING_COUNTED', message: expect.stringContaining('--name global') }),
+    ]);
+    expect(missed.stderr).toMatch(/^sluice: warning: .*names its global limit 'global'/m);
+    const found = await sluice(
+      ['inspect', '--config', CONFIG_UNNAMED, '--name', 'global', '--ip', '198.51.100.23', '--json'],
+      env,
+    );
+    expect(found.code).toBe(1);
+    expect(JSON.parse(found.stdout)).toMatchObject({
+      warnings: [],
+      limiters: [{ limiter: 'global', counted: true, ban: { banned: true } }],
+    });
+    const reset = await sluice(
+      ['reset', '--config', CONFIG_UNNAMED, '--name', 'global', '--ip', '198.51.100.23', '--json'],
+      env,
+    );
+    expect(JSON.parse(reset.stdout)).toMatchObject({ limiters: ['global'], banLifted: true, counted: true });
+    expect((await plugin.handle({ ip: '198.51.100.23' })).status).toBe(0);
+    // Only --name: the rest of the limiter is the module's.
+    const other = await sluice(
+      ['inspect', '--config', CONFIG_UNNAMED, '--prefix', 'x', '--ip', '198.51.100.23'],
+      env,
+    );
+    expect([other.code, other.stderr]).toEqual([2, expect.stringContaining('drop --prefix')]);
+  });
+
   test('valkey:// names the same server (ioredis speaks to Redis and Valkey alike)', async () => {
     const { app, prefix, storeUrl } = await setUp('standalone');
     for (let i = 0; i < 2; i++) await app.handle({ ip: '198.51.100.4' });
@@ -450,7 +496,7 @@ describe('sluice: answers a script can act on', () => {
     ],
     [
       ['inspect', '--ip', '192.0.2.1', '--config', CONFIG, '--limit', '5'],
-      /--config gives the limiter; drop --limit/,
+      /--config gives the limiter \(only --name may override it\); drop --limit/,
     ],
     // a33bb68 inspected ip:not-an-ip and answered "allowed now", exit 0 (newcomer review).
     [
