@@ -54,7 +54,8 @@ Whose limit (one of):
                        the module or SLUICE_CREDENTIAL_SECRET), never printed
   --token <token>      a bearer token, the same way
   --id <value>         what verify or a subject function returned (the subject 'id:<value>')
-  --subject <subject>  a subject as the app reports it (subjectOf, onDecision): 'ip:203.0.113.7'
+  --subject <subject>  a subject as the app reports it (subjectOf, onDecision): 'ip:203.0.113.7';
+                       it starts with ip:, key:, token: or id: (any subject for a module's limiter)
 
 The limiter:
   --config <module>    a module exporting the options the app passes (default export, or 'options'),

@@ -14,7 +14,7 @@ import { credentialWarnings } from './credential-check.js';
 import { CliError, type ExitCode, ExitCodes } from './exit-codes.js';
 import { limiterSource } from './limiter-options.js';
 import { inspectText, resetText } from './report.js';
-import { subjectOf } from './subject.js';
+import { checkSubjectKind, subjectOf } from './subject.js';
 
 async function main(argv: readonly string[]): Promise<ExitCode> {
   if (wantsHelp(argv)) {
@@ -22,8 +22,11 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     return argv.length === 0 ? ExitCodes.USAGE : ExitCodes.OK;
   }
   const args = parseCli(argv);
+  // Flags are HTTP options: checked before connecting. A module is checked once known not a limiter.
+  if (args.config === undefined) checkSubjectKind(args.who);
   const source = await limiterSource(args);
   try {
+    if (source.secret.fromAppOptions) checkSubjectKind(args.who);
     // The app's warnings are for the app: the operator's run answers for itself.
     const config = parseHttpOptions({ ...source.options, validate: false });
     const subject = await subjectOf(args.who, config);

@@ -503,6 +503,12 @@ describe('sluice: answers a script can act on', () => {
       ['inspect', '--ip', 'not-an-ip', '--store', 'redis://127.0.0.1:1', '--limit', '5', '--window', '1m'],
       /--ip: "not-an-ip" is not an IP address/,
     ],
+    // Review 28: a subject without its kind can never be the app's, and was answered "allowed now".
+    [
+      ['inspect', '--subject', 'acme', '--store', 'redis://127.0.0.1:1', '--limit', '5', '--window', '1m'],
+      /--subject: "acme" has no kind.*ip:, key:, token: or id:.*--id acme/,
+    ],
+    [['reset', '--subject', 'acme', '--config', CONFIG], /--subject: "acme" has no kind/],
     [['unblock', '--ip', '192.0.2.1'], /unknown command 'unblock'/],
     [['inspect', '--ip', '192.0.2.1', '--frobnicate'], /Unknown option '--frobnicate'/],
     // parseArgs' own text spoke of positionals after '--' (newcomer review, #28).
