@@ -10,7 +10,7 @@ import { parseCli, USAGE, wantsHelp } from './args.js';
 import { banWarnings, resetBanText } from './ban-check.js';
 import { inspect, reset } from './commands.js';
 import { countedWarnings } from './counted-check.js';
-import { credentialWarnings } from './credential-check.js';
+import { credentialWarnings, refuseUnconfirmedReset } from './credential-check.js';
 import { CliError, type ExitCode, ExitCodes } from './exit-codes.js';
 import { limiterSource } from './limiter-options.js';
 import { inspectText, resetText } from './report.js';
@@ -31,6 +31,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     const config = parseHttpOptions({ ...source.options, validate: false });
     const subject = await subjectOf(args.who, config);
     const warnings = credentialWarnings(args.who, config, source.secret);
+    if (args.command === 'reset') refuseUnconfirmedReset(args.who, warnings);
     // On stderr, so that --json's stdout stays one object (which carries them too).
     for (const w of warnings) process.stderr.write(`sluice: warning: ${w.message}\n`);
     // The ban's warning says only that the ban is unknown; it is the same for both commands.

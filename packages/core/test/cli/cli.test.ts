@@ -444,6 +444,18 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     expect([other.code, other.stderr]).toEqual([2, expect.stringContaining('drop --prefix')]);
   });
 
+  // Review 28: reset warned CREDENTIAL_SECRET_UNSET and went ahead (exit 0), resetting a key the app
+  // never wrote while the client stayed limited.
+  test('reset refuses (exit 2) where the module names a credentialSecret unset here', async () => {
+    const { app, env } = await setUp('standalone');
+    for (let i = 0; i < 4; i++) await app.handle({ ip: '198.51.100.24', key: KEY });
+    const run = await sluice(['reset', '--config', CONFIG_SECRET_FROM_ENV, '--api-key', KEY, '--json'], env);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^sluice: reset: .*set the variable the module reads/m);
+    expect((await app.handle({ ip: '198.51.100.24', key: KEY })).status).not.toBe(0);
+  });
+
   test('valkey:// names the same server (ioredis speaks to Redis and Valkey alike)', async () => {
     const { app, prefix, storeUrl } = await setUp('standalone');
     for (let i = 0; i < 2; i++) await app.handle({ ip: '198.51.100.4' });
