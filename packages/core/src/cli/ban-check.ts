@@ -29,6 +29,7 @@ export function resetBanText(
   appOptions: boolean,
 ): string {
   if (config.ban !== undefined) return banLifted ? 'its ban lifted too' : 'it was not banned';
-  if (appOptions) return 'no ban options given, so a ban stays';
+  // The app's own options without a ban: the app bans no one (inspect's "ban: none configured").
+  if (appOptions) return 'the app has no ban';
   return `ban ${BAN_NOT_CHECKED}; a ban stays`;
 }

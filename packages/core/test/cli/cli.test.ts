@@ -30,6 +30,8 @@ const CONFIG = join(__dirname, 'app-config.mjs');
 const CONFIG_SECRET_FROM_ENV = join(__dirname, 'app-config-secret-from-env.mjs');
 /** app-config.mjs without `name`, as a module shared with @sluice/fastify's plugin. */
 const CONFIG_UNNAMED = join(__dirname, 'app-config-unnamed.mjs');
+/** app-config.mjs without `ban`. */
+const CONFIG_NO_BAN = join(__dirname, 'app-config-no-ban.mjs');
 /** What app-config.mjs exports, but its store and prefix. */
 const APP_OPTIONS = JSON.parse(
   readFileSync(join(__dirname, 'app-options.json'), 'utf8'),
@@ -454,6 +456,17 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(/^sluice: reset: .*set the variable the module reads/m);
     expect((await app.handle({ ip: '198.51.100.24', key: KEY })).status).not.toBe(0);
+  });
+
+  // Review 28: reset said "(no ban options given, so a ban stays)" of the app's own options without a
+  // ban, where inspect says "ban: none configured".
+  test('reset --config of options without a ban: the app has no ban', async () => {
+    const { app, env } = await setUp('standalone');
+    for (let i = 0; i < 2; i++) await app.handle({ ip: '198.51.100.25' });
+    const run = await sluice(['reset', '--config', CONFIG_NO_BAN, '--ip', '198.51.100.25'], env);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^reset ip:198\.51\.100\.25 under "api" .*\(the app has no ban\)$/m);
+    expect(run.stderr).toBe('');
   });
 
   test('valkey:// names the same server (ioredis speaks to Redis and Valkey alike)', async () => {
