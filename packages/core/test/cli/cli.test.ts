@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   createHttpHandler,
+  createLimiter,
   type HttpHandler,
   type HttpOptions,
   PostgresStore,
@@ -32,6 +33,8 @@ const CONFIG_SECRET_FROM_ENV = join(__dirname, 'app-config-secret-from-env.mjs')
 const CONFIG_UNNAMED = join(__dirname, 'app-config-unnamed.mjs');
 /** app-config.mjs without `ban`. */
 const CONFIG_NO_BAN = join(__dirname, 'app-config-no-ban.mjs');
+/** A module exporting a limiter that code calls directly. */
+const CONFIG_LIMITER = join(__dirname, 'app-limiter.mjs');
 /** What app-config.mjs exports, but its store and prefix. */
 const APP_OPTIONS = JSON.parse(
   readFileSync(join(__dirname, 'app-options.json'), 'utf8'),
@@ -467,6 +470,21 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^reset ip:198\.51\.100\.25 under "api" .*\(the app has no ban\)$/m);
     expect(run.stderr).toBe('');
+  });
+
+  // A --subject without a kind is refused for the app's options, never for a limiter's module: code
+  // that calls limiter.consume('user-42') counts what it passes.
+  test('--config exporting a limiter: --subject takes a subject without a kind', async () => {
+    const { store, prefix, env } = await setUp('standalone');
+    const limiter = createLimiter({ store, prefix, name: 'jobs', limit: 5, window: '1m' });
+    for (let i = 0; i < 2; i++) await limiter.consume('user-42');
+    const run = await sluice(['inspect', '--config', CONFIG_LIMITER, '--subject', 'user-42', '--json'], env);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout).limiters[0]).toMatchObject({
+      limiter: 'jobs',
+      counted: true,
+      policies: [{ remaining: 3 }],
+    });
   });
 
   test('valkey:// names the same server (ioredis speaks to Redis and Valkey alike)', async () => {
