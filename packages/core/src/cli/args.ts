@@ -54,14 +54,17 @@ Whose limit (one of):
                        the module or SLUICE_CREDENTIAL_SECRET), never printed
   --token <token>      a bearer token, the same way
   --id <value>         what verify or a subject function returned (the subject 'id:<value>')
-  --subject <subject>  a subject as the app reports it (subjectOf, onDecision): 'ip:203.0.113.7'
+  --subject <subject>  a subject as the app reports it (subjectOf, onDecision): 'ip:203.0.113.7';
+                       it starts with ip:, key:, token: or id: (any subject for a module's limiter)
 
 The limiter:
   --config <module>    a module exporting the options the app passes (default export, or 'options'),
                        or a limiter: the same store, name, prefix, policies, ban and credentialSecret
   --store <url>        redis://host:6379, valkey://host:6379, redis-cluster://host:7000,host:7001,
                        postgres://user@host:5432/db (?table=schema.table for a PostgresStore table)
-  --name <name>  --prefix <prefix>  (defaults 'default' and 'sluice', as in the app)
+  --name <name>  --prefix <prefix>  (defaults 'default' and 'sluice', as in the app); --name alone may
+                       go beside --config, to override its name (@sluice/fastify's plugin names its
+                       global limit 'global' when the options name none)
   --limit <n> --window <duration> [--algorithm <name>] [--burst <n>]   one policy, or
   --policies '<json array of policies>'
   --ban-after <n> --ban-for <duration> [--ban-within <duration>]     the app's ban option

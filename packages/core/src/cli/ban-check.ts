@@ -18,3 +18,18 @@ export function banWarnings(config: HttpConfig<unknown, unknown>, appOptions: bo
     },
   ];
 }
+
+/**
+ * What `reset` says of the ban. "It was not banned" only where the ban options are the app's (ban
+ * flags, or a module of its options); without them the ban was never looked up, and stays.
+ */
+export function resetBanText(
+  config: HttpConfig<unknown, unknown>,
+  banLifted: boolean,
+  appOptions: boolean,
+): string {
+  if (config.ban !== undefined) return banLifted ? 'its ban lifted too' : 'it was not banned';
+  // The app's own options without a ban: the app bans no one (inspect's "ban: none configured").
+  if (appOptions) return 'the app has no ban';
+  return `ban ${BAN_NOT_CHECKED}; a ban stays`;
+}

@@ -98,9 +98,17 @@ export interface ResetReport {
   readonly limiters: string[];
   /** True only when the subject was banned before the reset (the reset lifts it); never a guess. */
   readonly banLifted: boolean;
+  /**
+   * Whether there was anything to reset: a subject-scoped policy counted the subject, or a ban was
+   * found. "reset" was said of subjects looked up under keys the app never wrote (newcomer review 28).
+   */
+  readonly counted: boolean;
 }
 
-/** Forgets the subject under every limiter the options make; its ban goes with it (limiter.reset). */
+/**
+ * Forgets the subject under every limiter the options make; its ban goes with it (limiter.reset).
+ * It looks first, as inspect does, so that it can say when there was nothing to reset.
+ */
 export async function reset(
   config: HttpConfig<unknown, unknown>,
   subject: string,
@@ -108,11 +116,19 @@ export async function reset(
 ): Promise<ResetReport> {
   const limiters = limitersOf(config, plan);
   let banned = false;
+  let anyCounted = false;
   try {
-    // The ban's own limiters join the limiter's reset when a Ban is made for it, as the app's handler
-    // does. Each is checked first: "ban lifted" was said of subjects that were never banned.
-    if (config.ban !== undefined) {
-      for (const [, limiter] of limiters) {
+    for (const [, limiter] of limiters) {
+      const decision = checked(
+        await steady(
+          () => limiter.peek(subject),
+          (d) => d.degraded === true,
+        ),
+      );
+      anyCounted ||= decision.policies.some((p) => counted(p) && !sharedBy(limiter, p.name));
+      // The ban's own limiters join the limiter's reset when a Ban is made for it, as the app's handler
+      // does. Each is checked first: "ban lifted" was said of subjects that were never banned.
+      if (config.ban !== undefined) {
         const ban = new Ban(config.ban, limiter, config.store);
         const check = checked(
           await steady(
@@ -123,6 +139,7 @@ export async function reset(
         banned ||= Ban.banned(check);
       }
     }
+    // Reset even when nothing was seen: it costs nothing, and covers a request counted since the look.
     await Promise.all(limiters.map(([, limiter]) => steady(() => limiter.reset(subject))));
   } catch (error) {
     if (error instanceof CliError) throw error;
@@ -131,7 +148,16 @@ export async function reset(
       ExitCodes.STORE,
     );
   }
-  return { limiters: limiters.map(([, limiter]) => limiter.name), banLifted: banned };
+  return {
+    limiters: limiters.map(([, limiter]) => limiter.name),
+    banLifted: banned,
+    counted: anyCounted || banned,
+  };
+}
+
+/** A `scope: 'global'` policy counts every subject together, and reset leaves it alone. */
+function sharedBy(limiter: Limiter, policy: string): boolean {
+  return limiter.config.policies.some((p) => p.name === policy && p.scope === 'global');
 }
 
 function banReport(check: Decision, now: number): BanReport {

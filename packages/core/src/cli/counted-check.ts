@@ -17,18 +17,24 @@ export function counted(p: {
   return p.remaining < p.limit || (!WINDOWED.has(p.algorithm) && p.resetMs > 0);
 }
 
+/** How the limiter was given: flags, or a --config module (`unnamed`: its options name no limiter). */
+export type LimiterGiven = 'flags' | 'module' | 'unnamed-module';
+
 /**
  * Flags rebuild the app's limiter by hand, and a --prefix, --name, --algorithm or window unlike the
  * app's finds nothing: "allowed now" was then said with confidence of a client the app was refusing
- * (newcomer review, #28). `fromFlags`: no --config module gave the limiter.
+ * (newcomer review, #28). A module that names no limiter is read as 'default', but @sluice/fastify's
+ * plugin names its global limit 'global' then: the same silence, for a module shared with the plugin.
  */
-export function countedWarnings(anyCounted: boolean, fromFlags: boolean): CliWarning[] {
-  if (anyCounted || !fromFlags) return [];
+export function countedWarnings(anyCounted: boolean, given: LimiterGiven): CliWarning[] {
+  if (anyCounted || given === 'module') return [];
   return [
     {
       code: 'NOTHING_COUNTED',
       message:
-        "nothing is counted for this subject under these flags: if the app is limiting it, its --prefix, --name or --policies differ from the app's (--config with the app's options reads its own)",
+        given === 'flags'
+          ? "nothing is counted for this subject under these flags: if the app is limiting it, its --prefix, --name or --policies differ from the app's (--config with the app's options reads its own)"
+          : "nothing is counted for this subject under the module's options, which name no limiter (read as 'default'): @sluice/fastify's plugin names its global limit 'global', so for an app that registers it, give --name global",
     },
   ];
 }

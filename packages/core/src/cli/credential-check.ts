@@ -1,5 +1,6 @@
 import type { HttpConfig } from '../http/options.js';
 import type { Who } from './args.js';
+import { usageError } from './exit-codes.js';
 
 /**
  * Where the command's credentialSecret came from, as far as it can tell whether it hashes a key as the
@@ -53,4 +54,15 @@ export function credentialWarnings(
       message: `no credentialSecret given: ${flag} was hashed with plain SHA-256, as an app without one does; if the app sets credentialSecret, this is not its key and finds nothing (set SLUICE_CREDENTIAL_SECRET, or use --config with the app's options)`,
     },
   ];
+}
+
+/**
+ * `reset` under a credentialSecret unset here would reset a key the app never wrote, and exit 0 while
+ * the client stayed limited (newcomer review 28): refused before the store is touched. inspect only warns.
+ */
+export function refuseUnconfirmedReset(who: Who, warnings: readonly CliWarning[]): void {
+  if (!warnings.some((w) => w.code === 'CREDENTIAL_SECRET_UNSET')) return;
+  throw usageError(
+    `reset: the options name credentialSecret, but it is unset here, so --${who.kind} cannot be hashed as the app hashes it and the reset would change a key the app never wrote: set the variable the module reads (or SLUICE_CREDENTIAL_SECRET) and run it again`,
+  );
 }

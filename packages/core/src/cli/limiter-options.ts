@@ -18,24 +18,47 @@ export interface LimiterSource {
   readonly storeLabel: string;
   /** Where credentialSecret came from: whether a credential hashes here as in the app (credential-check.ts). */
   readonly secret: SecretSource;
+  /**
+   * A --config module of options that name no limiter, and no --name: read as 'default', where
+   * @sluice/fastify's plugin would have named its global limit 'global' (counted-check.ts).
+   */
+  readonly unnamed: boolean;
 }
+
+/** Beside --config, only the limiter's name may be given: the plugins name a limit the module may not. */
+const CONFIG_OVERRIDES: readonly string[] = ['name'];
 
 /** The app's options, from `--config` or from the limiter flags and `--store`. */
 export async function limiterSource(args: CliArgs): Promise<LimiterSource> {
   const flagged = LIMITER_FLAGS.filter((f) => args.flags[f] !== undefined);
   if (args.config !== undefined) {
-    if (flagged.length > 0) {
-      throw usageError(`--config gives the limiter; drop ${flagged.map((f) => `--${f}`).join(', ')}`);
+    const extra = flagged.filter((f) => !CONFIG_OVERRIDES.includes(f));
+    if (extra.length > 0) {
+      throw usageError(
+        `--config gives the limiter (only --name may override it); drop ${extra.map((f) => `--${f}`).join(', ')}`,
+      );
     }
     const loaded = await loadModule(args.config);
-    const { options, secret } = withSecret(loaded.options, loaded.isLimiter);
+    const name = args.flags.name;
+    if (name !== undefined && loaded.isLimiter) {
+      throw usageError(`--name: ${args.config} exports a limiter, whose name is its own; drop --name`);
+    }
+    const { options: own, secret } = withSecret(loaded.options, loaded.isLimiter);
+    const options = name === undefined ? own : { ...own, name };
+    const unnamed = !loaded.isLimiter && options.name === undefined;
     if (options.store !== undefined || options.limiter !== undefined) {
       if (args.store !== undefined) throw usageError('--store: the module gives its store already');
-      return { options, opened: undefined, storeLabel: `the store of ${args.config}`, secret };
+      return { options, opened: undefined, storeLabel: `the store of ${args.config}`, secret, unnamed };
     }
     if (args.store === undefined) throw usageError(`${args.config} gives no store: add --store <url>`);
     const opened = await openStore(args.store);
-    return { options: { ...options, store: opened.store }, opened, storeLabel: redact(args.store), secret };
+    return {
+      options: { ...options, store: opened.store },
+      opened,
+      storeLabel: redact(args.store),
+      secret,
+      unnamed,
+    };
   }
   if (args.store === undefined)
     throw usageError('which limiter? give --config <module>, or --store <url> and its policies');
@@ -49,6 +72,7 @@ export async function limiterSource(args: CliArgs): Promise<LimiterSource> {
     opened,
     storeLabel: redact(args.store),
     secret: { namedButUnset: false, fromAppOptions: false, secret: options.credentialSecret !== undefined },
+    unnamed: false,
   };
 }
 

@@ -74,3 +74,19 @@ export function inspectText(
   });
   return `subject ${subject} on ${storeLabel}\n\n${blocks.join('\n\n')}`;
 }
+
+/**
+ * `counted`: whether reset found anything of the subject. Without it, "reset" alone read as success
+ * while the app, whose keys were elsewhere, kept limiting the client (newcomer review 28).
+ */
+export function resetText(
+  subject: string,
+  storeLabel: string,
+  limiters: readonly string[],
+  { counted, ban }: { counted: boolean; ban: string },
+): string {
+  const where = `${subject} under ${limiters.map((l) => `"${l}"`).join(', ')} on ${storeLabel}`;
+  return counted
+    ? `reset ${where} (${ban})`
+    : `${where}: nothing was counted for this subject under these options: nothing to reset (${ban})`;
+}

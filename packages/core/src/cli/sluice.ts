@@ -7,14 +7,14 @@
 import { SluiceConfigError } from '../errors.js';
 import { parseHttpOptions } from '../http/options.js';
 import { parseCli, USAGE, wantsHelp } from './args.js';
-import { banWarnings } from './ban-check.js';
+import { banWarnings, resetBanText } from './ban-check.js';
 import { inspect, reset } from './commands.js';
 import { countedWarnings } from './counted-check.js';
-import { credentialWarnings } from './credential-check.js';
+import { credentialWarnings, refuseUnconfirmedReset } from './credential-check.js';
 import { CliError, type ExitCode, ExitCodes } from './exit-codes.js';
 import { limiterSource } from './limiter-options.js';
-import { inspectText } from './report.js';
-import { subjectOf } from './subject.js';
+import { inspectText, resetText } from './report.js';
+import { checkSubjectKind, subjectOf } from './subject.js';
 
 async function main(argv: readonly string[]): Promise<ExitCode> {
   if (wantsHelp(argv)) {
@@ -22,37 +22,42 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     return argv.length === 0 ? ExitCodes.USAGE : ExitCodes.OK;
   }
   const args = parseCli(argv);
+  // Flags are HTTP options: checked before connecting. A module is checked once known not a limiter.
+  if (args.config === undefined) checkSubjectKind(args.who);
   const source = await limiterSource(args);
   try {
+    if (source.secret.fromAppOptions) checkSubjectKind(args.who);
     // The app's warnings are for the app: the operator's run answers for itself.
     const config = parseHttpOptions({ ...source.options, validate: false });
     const subject = await subjectOf(args.who, config);
     const warnings = credentialWarnings(args.who, config, source.secret);
+    if (args.command === 'reset') refuseUnconfirmedReset(args.who, warnings);
     // On stderr, so that --json's stdout stays one object (which carries them too).
     for (const w of warnings) process.stderr.write(`sluice: warning: ${w.message}\n`);
+    // The ban's warning says only that the ban is unknown; it is the same for both commands.
+    const banUnknown = banWarnings(config, source.secret.fromAppOptions);
+    const given = args.config === undefined ? 'flags' : source.unnamed ? 'unnamed-module' : 'module';
     if (args.command === 'reset') {
-      const { limiters, banLifted } = await reset(config, subject, args.plan);
-      const ban =
-        config.ban === undefined
-          ? 'no ban options given, so a ban stays'
-          : banLifted
-            ? 'its ban lifted too'
-            : 'it was not banned';
-      const names = limiters.map((l) => `"${l}"`).join(', ');
+      const { limiters, banLifted, counted } = await reset(config, subject, args.plan);
+      const uncounted = countedWarnings(counted, given);
+      const also = [...banUnknown, ...uncounted];
+      for (const w of also) process.stderr.write(`sluice: warning: ${w.message}\n`);
       write(
         args.json,
-        { command: 'reset', subject, limiters, banLifted, warnings },
-        `reset ${subject} under ${names} on ${source.storeLabel} (${ban})`,
+        { command: 'reset', subject, limiters, banLifted, counted, warnings: [...warnings, ...also] },
+        resetText(subject, source.storeLabel, limiters, {
+          counted,
+          ban: resetBanText(config, banLifted, source.secret.fromAppOptions),
+        }),
       );
       return ExitCodes.OK;
     }
     const reports = await inspect(config, subject, args.plan);
     const allowed = reports.every((r) => r.allowed);
     // The credential's warnings make "allowed" unconfirmed; the ban's only that the ban is unknown.
-    const banUnknown = banWarnings(config, source.secret.fromAppOptions);
     const uncounted = countedWarnings(
       reports.some((r) => r.counted),
-      args.config === undefined,
+      given,
     );
     for (const w of [...banUnknown, ...uncounted]) process.stderr.write(`sluice: warning: ${w.message}\n`);
     write(

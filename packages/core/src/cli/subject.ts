@@ -4,6 +4,21 @@ import type { RequestReader, SubjectSource } from '../http/types.js';
 import type { Who } from './args.js';
 import { usageError } from './exit-codes.js';
 
+/** The kinds every subject the HTTP layer makes starts with (http/subject.ts). */
+const KINDS = ['ip:', 'key:', 'token:', 'id:'] as const;
+
+/**
+ * A --subject the app's options could have produced: one without a kind never matches, and was
+ * answered "allowed now (nothing counted)" (newcomer review 28). A module exporting a limiter is let
+ * be: code that calls `limiter.consume('user-42')` itself counts whatever it passes.
+ */
+export function checkSubjectKind(who: Who): void {
+  if (who.kind !== 'subject' || KINDS.some((k) => who.value.startsWith(k))) return;
+  throw usageError(
+    `--subject: ${JSON.stringify(who.value)} has no kind, and every subject the app counts has one (${KINDS.slice(0, -1).join(', ')} or ${KINDS.at(-1)}); what verify or a subject function returned is id:<value>: write --id ${who.value}`,
+  );
+}
+
 /** A request that carries only what the operator gave: an address, an API key or a token. */
 interface Given {
   readonly ip: string | undefined;

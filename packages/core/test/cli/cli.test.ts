@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   createHttpHandler,
+  createLimiter,
   type HttpHandler,
   type HttpOptions,
   PostgresStore,
@@ -28,6 +29,12 @@ const BIN = join(
 const CONFIG = join(__dirname, 'app-config.mjs');
 /** app-config.mjs with `credentialSecret: process.env.SLUICE_CLI_TEST_APP_SECRET`. */
 const CONFIG_SECRET_FROM_ENV = join(__dirname, 'app-config-secret-from-env.mjs');
+/** app-config.mjs without `name`, as a module shared with @sluice/fastify's plugin. */
+const CONFIG_UNNAMED = join(__dirname, 'app-config-unnamed.mjs');
+/** app-config.mjs without `ban`. */
+const CONFIG_NO_BAN = join(__dirname, 'app-config-no-ban.mjs');
+/** A module exporting a limiter that code calls directly. */
+const CONFIG_LIMITER = join(__dirname, 'app-limiter.mjs');
 /** What app-config.mjs exports, but its store and prefix. */
 const APP_OPTIONS = JSON.parse(
   readFileSync(join(__dirname, 'app-options.json'), 'utf8'),
@@ -141,7 +148,7 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     // The app: the options of app-config.mjs, on a client of its own.
     const options: HttpOptions<Req> = { ...APP_OPTIONS, store, prefix, validate: false };
     const app: HttpHandler<Req> = createHttpHandler(options, reader);
-    return { app, prefix, storeUrl, env };
+    return { app, prefix, storeUrl, env, store };
   }
 
   /** What every store must do alike: run for each Redis deployment, and in PostgreSQL's block below. */
@@ -357,6 +364,129 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     expect(JSON.parse(unseen.stdout)).toMatchObject({ warnings: [], limiters: [{ counted: false }] });
   });
 
+  // Review 28: reset under flags that missed the app's keys (or a subject never seen) printed
+  // "reset ... (it was not banned)", exit 0 and no warning, and the client stayed limited and banned.
+  test('reset that finds nothing says so: nothing to reset, NOTHING_COUNTED, and no "it was not banned" it did not check', async () => {
+    const { app, prefix, storeUrl, env } = await setUp('standalone');
+    for (let i = 0; i < 6; i++) await app.handle({ ip: '198.51.100.21' });
+    expect((await app.handle({ ip: '198.51.100.21' })).status).toBe(403);
+    const wrong = ['reset', '--ip', '198.51.100.21', ...limiterFlags(storeUrl, `${prefix}-other`)];
+    const text = await sluice(wrong);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(
+      'nothing was counted for this subject under these options: nothing to reset',
+    );
+    expect(text.stdout).not.toContain('it was not banned');
+    expect(text.stdout).toContain('ban not checked');
+    const json = await sluice([...wrong, '--json']);
+    expect(JSON.parse(json.stdout)).toMatchObject({ counted: false, banLifted: false });
+    expect(JSON.parse(json.stdout).warnings.map((w: { code: string }) => w.code)).toEqual([
+      'BAN_NOT_CHECKED',
+      'NOTHING_COUNTED',
+    ]);
+    // The app's own limiter, a subject it never saw: nothing to reset, and the ban was looked up.
+    const unseen = await sluice(['reset', '--config', CONFIG, '--ip', '198.51.100.22', '--json'], env);
+    expect(JSON.parse(unseen.stdout)).toMatchObject({ counted: false, banLifted: false, warnings: [] });
+    const unseenText = await sluice(['reset', '--config', CONFIG, '--ip', '198.51.100.22'], env);
+    expect(unseenText.stdout).toMatch(/nothing to reset \(it was not banned\)$/m);
+    // The right flags find it: reset, no warning of nothing counted.
+    const right = await sluice([
+      'reset',
+      '--ip',
+      '198.51.100.21',
+      '--json',
+      ...limiterFlags(storeUrl, prefix),
+      '--ban-after',
+      '2',
+      '--ban-for',
+      '10m',
+    ]);
+    expect(JSON.parse(right.stdout)).toMatchObject({ counted: true, banLifted: true, warnings: [] });
+    expect((await app.handle({ ip: '198.51.100.21' })).status).toBe(0);
+  });
+
+  // Review 28: @sluice/fastify names its global limit 'global' when the options name none, so a module
+  // shared with the plugin was read under 'default': "allowed now (nothing counted)", "not banned", no
+  // warning, and --name global was refused beside --config.
+  test("--config without a name: NOTHING_COUNTED hints at the plugin's 'global', and --name global overrides", async () => {
+    const { store, prefix, env } = await setUp('standalone');
+    // The plugin's global limit: the module's options, named 'global' by the plugin.
+    const { name: _, ...unnamed } = APP_OPTIONS;
+    const plugin = createHttpHandler<Req>(
+      { ...unnamed, name: 'global', store, prefix, validate: false },
+      reader,
+    );
+    for (let i = 0; i < 6; i++) await plugin.handle({ ip: '198.51.100.23' });
+    expect((await plugin.handle({ ip: '198.51.100.23' })).status).toBe(403);
+    const missed = await sluice(
+      ['inspect', '--config', CONFIG_UNNAMED, '--ip', '198.51.100.23', '--json'],
+      env,
+    );
+    expect(JSON.parse(missed.stdout).warnings).toEqual([
+      expect.objectContaining({ code: 'NOTHING_COUNTED', message: expect.stringContaining('--name global') }),
+    ]);
+    expect(missed.stderr).toMatch(/^sluice: warning: .*names its global limit 'global'/m);
+    const found = await sluice(
+      ['inspect', '--config', CONFIG_UNNAMED, '--name', 'global', '--ip', '198.51.100.23', '--json'],
+      env,
+    );
+    expect(found.code).toBe(1);
+    expect(JSON.parse(found.stdout)).toMatchObject({
+      warnings: [],
+      limiters: [{ limiter: 'global', counted: true, ban: { banned: true } }],
+    });
+    const reset = await sluice(
+      ['reset', '--config', CONFIG_UNNAMED, '--name', 'global', '--ip', '198.51.100.23', '--json'],
+      env,
+    );
+    expect(JSON.parse(reset.stdout)).toMatchObject({ limiters: ['global'], banLifted: true, counted: true });
+    expect((await plugin.handle({ ip: '198.51.100.23' })).status).toBe(0);
+    // Only --name: the rest of the limiter is the module's.
+    const other = await sluice(
+      ['inspect', '--config', CONFIG_UNNAMED, '--prefix', 'x', '--ip', '198.51.100.23'],
+      env,
+    );
+    expect([other.code, other.stderr]).toEqual([2, expect.stringContaining('drop --prefix')]);
+  });
+
+  // Review 28: reset warned CREDENTIAL_SECRET_UNSET and went ahead (exit 0), resetting a key the app
+  // never wrote while the client stayed limited.
+  test('reset refuses (exit 2) where the module names a credentialSecret unset here', async () => {
+    const { app, env } = await setUp('standalone');
+    for (let i = 0; i < 4; i++) await app.handle({ ip: '198.51.100.24', key: KEY });
+    const run = await sluice(['reset', '--config', CONFIG_SECRET_FROM_ENV, '--api-key', KEY, '--json'], env);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^sluice: reset: .*set the variable the module reads/m);
+    expect((await app.handle({ ip: '198.51.100.24', key: KEY })).status).not.toBe(0);
+  });
+
+  // Review 28: reset said "(no ban options given, so a ban stays)" of the app's own options without a
+  // ban, where inspect says "ban: none configured".
+  test('reset --config of options without a ban: the app has no ban', async () => {
+    const { app, env } = await setUp('standalone');
+    for (let i = 0; i < 2; i++) await app.handle({ ip: '198.51.100.25' });
+    const run = await sluice(['reset', '--config', CONFIG_NO_BAN, '--ip', '198.51.100.25'], env);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^reset ip:198\.51\.100\.25 under "api" .*\(the app has no ban\)$/m);
+    expect(run.stderr).toBe('');
+  });
+
+  // A --subject without a kind is refused for the app's options, never for a limiter's module: code
+  // that calls limiter.consume('user-42') counts what it passes.
+  test('--config exporting a limiter: --subject takes a subject without a kind', async () => {
+    const { store, prefix, env } = await setUp('standalone');
+    const limiter = createLimiter({ store, prefix, name: 'jobs', limit: 5, window: '1m' });
+    for (let i = 0; i < 2; i++) await limiter.consume('user-42');
+    const run = await sluice(['inspect', '--config', CONFIG_LIMITER, '--subject', 'user-42', '--json'], env);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout).limiters[0]).toMatchObject({
+      limiter: 'jobs',
+      counted: true,
+      policies: [{ remaining: 3 }],
+    });
+  });
+
   test('valkey:// names the same server (ioredis speaks to Redis and Valkey alike)', async () => {
     const { app, prefix, storeUrl } = await setUp('standalone');
     for (let i = 0; i < 2; i++) await app.handle({ ip: '198.51.100.4' });
@@ -409,13 +539,19 @@ describe('sluice: answers a script can act on', () => {
     ],
     [
       ['inspect', '--ip', '192.0.2.1', '--config', CONFIG, '--limit', '5'],
-      /--config gives the limiter; drop --limit/,
+      /--config gives the limiter \(only --name may override it\); drop --limit/,
     ],
     // a33bb68 inspected ip:not-an-ip and answered "allowed now", exit 0 (newcomer review).
     [
       ['inspect', '--ip', 'not-an-ip', '--store', 'redis://127.0.0.1:1', '--limit', '5', '--window', '1m'],
       /--ip: "not-an-ip" is not an IP address/,
     ],
+    // Review 28: a subject without its kind can never be the app's, and was answered "allowed now".
+    [
+      ['inspect', '--subject', 'acme', '--store', 'redis://127.0.0.1:1', '--limit', '5', '--window', '1m'],
+      /--subject: "acme" has no kind.*ip:, key:, token: or id:.*--id acme/,
+    ],
+    [['reset', '--subject', 'acme', '--config', CONFIG], /--subject: "acme" has no kind/],
     [['unblock', '--ip', '192.0.2.1'], /unknown command 'unblock'/],
     [['inspect', '--ip', '192.0.2.1', '--frobnicate'], /Unknown option '--frobnicate'/],
     // parseArgs' own text spoke of positionals after '--' (newcomer review, #28).

@@ -30,24 +30,36 @@ export function offlineQueueCheck(client: unknown): (() => void) | undefined {
   const shaped = client as Partial<IoredisClient> & Partial<NodeRedisClient>;
   if (typeof shaped?.status === 'string' && shaped.options?.enableOfflineQueue === false) {
     const ioredis = shaped as IoredisClient;
-    return warnOnce(ioredis, 'enableOfflineQueue: false', 'ioredis', () =>
+    return warnOnce(ioredis, 'enableOfflineQueue: false', 'ioredis', IOREDIS_FIX, () =>
       ioredis.status === 'ready' ? undefined : `status '${ioredis.status}'`,
     );
   }
   if (typeof shaped?.isReady === 'boolean' && shaped.options?.disableOfflineQueue === true) {
     const nodeRedis = shaped as NodeRedisClient;
-    return warnOnce(nodeRedis, 'disableOfflineQueue: true', 'node-redis', () =>
+    return warnOnce(nodeRedis, 'disableOfflineQueue: true', 'node-redis', 'await client.connect()', () =>
       nodeRedis.isReady ? undefined : 'isReady false',
     );
   }
   return undefined;
 }
 
-/** `notReady`: what shows the client is not connected yet, or undefined once it is. */
+/**
+ * ioredis and iovalkey connect by themselves unless made with lazyConnect, and connect() on such a
+ * client throws "Redis is already connecting/connected": "await client.connect()" alone crashed the
+ * app that followed it (newcomer review 28).
+ */
+const IOREDIS_FIX =
+  "create the client with lazyConnect: true and await client.connect(), or await once(client, 'ready') (node:events)";
+
+/**
+ * `fix`: how to have the client connected before serving, in its library's terms. `notReady`: what
+ * shows the client is not connected yet, or undefined once it is.
+ */
 function warnOnce(
   client: object,
   setting: string,
   library: string,
+  fix: string,
   notReady: () => string | undefined,
 ): () => void {
   return () => {
@@ -55,7 +67,7 @@ function warnOnce(
     if (state === undefined || warned.has(client)) return;
     warned.add(client);
     emitWarning(
-      `RedisStore: its client has ${setting} and was not connected yet (${state}) at the store's first call: ${library} refuses calls until it is, so the first requests after start are decided by onStoreError (the local fallback by default), not by Redis. Fix: await client.connect() before serving, or leave the offline queue at its default (storeTimeout still bounds every call).`,
+      `RedisStore: its client has ${setting} and was not connected yet (${state}) at the store's first call: ${library} refuses calls until it is, so the first requests after start are decided by onStoreError (the local fallback by default), not by Redis. Fix: ${fix} before serving, or leave the offline queue at its default (storeTimeout still bounds every call).`,
       ErrorCodes.OFFLINE_QUEUE_OFF,
     );
   };
