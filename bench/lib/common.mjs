@@ -187,3 +187,34 @@ export function environment() {
     loadAverage: os.loadavg().map((x) => Math.round(x * 100) / 100),
   };
 }
+
+/**
+ * Runs `call` over `population` round robin with `inFlight` calls outstanding, until `until(done)`:
+ * how many calls, how many were refused (`call` resolved false), and each call's latency in ms. A call
+ * that throws ends the run, unless `countErrors`, where it is counted in `errors` (and in
+ * `done`, not in `refused`).
+ */
+export async function drive(call, population, until, { inFlight, countErrors = false }) {
+  const latencies = [];
+  let next = 0;
+  let done = 0;
+  let refused = 0;
+  let errors = 0;
+  const worker = async () => {
+    while (!until(done)) {
+      const s = population[next];
+      if (++next === population.length) next = 0;
+      const t = process.hrtime.bigint();
+      try {
+        if (!(await call(s))) refused++;
+      } catch (error) {
+        if (!countErrors) throw error;
+        errors++;
+      }
+      latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
+      done++;
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return { done, refused, errors, latencies };
+}

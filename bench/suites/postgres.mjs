@@ -15,6 +15,7 @@ import { subscribe } from 'node:diagnostics_channel';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import {
+  drive,
   pick,
   policiesOf,
   progress,
@@ -46,30 +47,9 @@ const settings = pick({
 });
 const peer = { limit: UNREACHED, windowMs: 60_000 };
 
-/** Runs `call` over `population` round robin with IN_FLIGHT calls outstanding, until `until(done)`. */
-async function drive(call, population, until, inFlight = IN_FLIGHT) {
-  const latencies = [];
-  let next = 0;
-  let done = 0;
-  let refused = 0;
-  let errors = 0;
-  const worker = async () => {
-    while (!until(done)) {
-      const s = population[next];
-      if (++next === population.length) next = 0;
-      const t = process.hrtime.bigint();
-      try {
-        if (!(await call(s))) refused++;
-      } catch {
-        errors++;
-      }
-      latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
-      done++;
-    }
-  };
-  await Promise.all(Array.from({ length: inFlight }, worker));
-  return { done, refused, errors, latencies };
-}
+/** `drive` with IN_FLIGHT calls outstanding (or `inFlight`); a failing call is counted in `errors`. */
+const driven = (call, population, until, inFlight = IN_FLIGHT) =>
+  drive(call, population, until, { inFlight, countErrors: true });
 
 /** Part 1's rows: each with a pool of its own, so that no row's connections wait on another's. */
 async function entries(server) {
@@ -112,10 +92,10 @@ async function throughput(server) {
       for (const entry of round % 2 === 0 ? list : [...list].reverse()) {
         const population = entry.subjects === 'hot' ? ['hot-subject'] : many;
         // Every subject has its rows before the first timed pass: updates are measured, not inserts.
-        if (round === 0) await drive(entry.call, population, (n) => n >= population.length);
+        if (round === 0) await driven(entry.call, population, (n) => n >= population.length);
         const started = process.hrtime.bigint();
         const deadline = Date.now() + settings.seconds * 1000;
-        const run = await drive(entry.call, population, () => Date.now() >= deadline);
+        const run = await driven(entry.call, population, () => Date.now() >= deadline);
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         perEntry.get(entry).push({
           decisionsPerSec: run.done / seconds,
@@ -178,7 +158,7 @@ async function crossWorker(port, index, seconds) {
   const pickOne = () => shared[Math.floor(Math.random() * shared.length)];
   const deadline = Date.now() + seconds * 1000;
   const call = () => limiters[Math.floor(Math.random() * limiters.length)].call(pickOne());
-  const run = await drive(call, [0], () => Date.now() >= deadline, 16);
+  const run = await driven(call, [0], () => Date.now() >= deadline, 16);
   await pool.end();
   const report = {
     calls: run.done,
@@ -230,7 +210,7 @@ async function churn(server) {
   const policies = [{ name: 'per-second', algorithm: 'sliding-window', limit: 100, window: '1s' }];
   const limiter = sluiceOnPostgres(pool, { name: 'churn', policies, table });
   try {
-    const fill = await drive(limiter.call, subjects(settings.churn), (n) => n >= settings.churn);
+    const fill = await driven(limiter.call, subjects(settings.churn), (n) => n >= settings.churn);
     const samples = [];
     const sample = async (t) =>
       samples.push({ t: Math.round(t * 10) / 10, ...(await tableRows(server.admin, table)) });
@@ -239,7 +219,7 @@ async function churn(server) {
     const ordinary = Array.from({ length: 300 }, (_, i) => `ordinary-${i}`);
     const started = Date.now();
     const deadline = started + settings.trafficSeconds * 1000;
-    const traffic = drive(limiter.call, ordinary, () => Date.now() >= deadline);
+    const traffic = driven(limiter.call, ordinary, () => Date.now() >= deadline);
     while (Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 500));
       await sample((Date.now() - started) / 1000);

@@ -10,6 +10,7 @@
  * as Sluice does) cannot do without. The suite starts its own redis-server.
  */
 import {
+  drive,
   FULL,
   LIMITER_CASES,
   pick,
@@ -121,25 +122,8 @@ async function entries(clients) {
   return rows.map(([impl, client, label, limiter]) => ({ impl, client, case: label, ...limiter }));
 }
 
-/** Runs `call` over `population` round robin with IN_FLIGHT calls outstanding, until `until(done)`. */
-async function drive(call, population, until) {
-  const latencies = [];
-  let next = 0;
-  let done = 0;
-  let failed = 0;
-  const worker = async () => {
-    while (!until(done)) {
-      const s = population[next];
-      if (++next === population.length) next = 0;
-      const t = process.hrtime.bigint();
-      if (!(await call(s))) failed++;
-      latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
-      done++;
-    }
-  };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
-  return { done, failed, latencies };
-}
+/** `drive` with this suite's calls in flight; a failing call ends the run. */
+const driven = (call, population, until) => drive(call, population, until, { inFlight: IN_FLIGHT });
 
 /** Calls in INFO commandstats (INFO left out): every command, scripts' included, and the scripts alone. */
 async function commandCalls(admin) {
@@ -158,7 +142,7 @@ async function measure(admin, entry, population, withMemory) {
   // One call first: script loading and connection buffers are not the subjects' memory.
   await entry.call('warm-up');
   const before = await redisUsage(admin);
-  const fill = await drive(entry.call, population, (n) => n >= population.length);
+  const fill = await driven(entry.call, population, (n) => n >= population.length);
   // Time for Redis to finish rehashing its key table (a table mid-rehash is counted twice).
   if (withMemory) await new Promise((r) => setTimeout(r, 500));
   const filled = await redisUsage(admin);
@@ -166,7 +150,7 @@ async function measure(admin, entry, population, withMemory) {
   const commandsBefore = await commandCalls(admin);
   const started = process.hrtime.bigint();
   const deadline = Date.now() + settings.seconds * 1000;
-  const run = await drive(entry.call, population, () => Date.now() >= deadline);
+  const run = await driven(entry.call, population, () => Date.now() >= deadline);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const commandsAfter = await commandCalls(admin);
   const after = await redisUsage(admin);
@@ -177,7 +161,7 @@ async function measure(admin, entry, population, withMemory) {
     bytesPerSubject: withMemory ? (filled.usedMemory - before.usedMemory) / population.length : Number.NaN,
     commandsPerDecision: (commandsAfter.all - commandsBefore.all) / run.done,
     scriptsPerDecision: (commandsAfter.scripts - commandsBefore.scripts) / run.done,
-    failed: run.failed + fill.failed,
+    failed: run.refused + fill.refused,
     sampleKey,
   };
 }
