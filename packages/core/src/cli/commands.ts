@@ -70,16 +70,11 @@ export async function inspect(
   const now = Date.now();
   const reports: LimiterReport[] = [];
   for (const [planName, limiter] of limitersOf(config, plan)) {
-    const decision = checked(
-      await steady(
-        () => limiter.peek(subject),
-        (d) => d.degraded === true,
-      ),
-    );
+    const decision = await peeked(limiter, subject);
     const ban =
       config.ban === undefined
         ? null
-        : banReport(checked(await new Ban(config.ban, limiter, config.store).check(subject)), now);
+        : banReport(await banCheck(config.ban, config.store, limiter, subject), now);
     reports.push({
       limiter: limiter.name,
       plan: planName ?? null,
@@ -119,25 +114,12 @@ export async function reset(
   let anyCounted = false;
   try {
     for (const [, limiter] of limiters) {
-      const decision = checked(
-        await steady(
-          () => limiter.peek(subject),
-          (d) => d.degraded === true,
-        ),
-      );
+      const decision = await peeked(limiter, subject);
       anyCounted ||= decision.policies.some((p) => counted(p) && !sharedBy(limiter, p.name));
       // The ban's own limiters join the limiter's reset when a Ban is made for it, as the app's handler
       // does. Each is checked first: "ban lifted" was said of subjects that were never banned.
-      if (config.ban !== undefined) {
-        const ban = new Ban(config.ban, limiter, config.store);
-        const check = checked(
-          await steady(
-            () => Promise.resolve(ban.check(subject)),
-            (d) => d.degraded === true,
-          ),
-        );
-        banned ||= Ban.banned(check);
-      }
+      if (config.ban !== undefined)
+        banned ||= Ban.banned(await banCheck(config.ban, config.store, limiter, subject));
     }
     // Reset even when nothing was seen: it costs nothing, and covers a request counted since the look.
     await Promise.all(limiters.map(([, limiter]) => steady(() => limiter.reset(subject))));
@@ -153,6 +135,32 @@ export async function reset(
     banLifted: banned,
     counted: anyCounted || banned,
   };
+}
+
+/** What a request of cost 1 would find, charging nothing; a store that failed is exit 3. */
+async function peeked(limiter: Limiter, subject: string): Promise<Decision> {
+  return checked(
+    await steady(
+      () => limiter.peek(subject),
+      (d) => d.degraded === true,
+    ),
+  );
+}
+
+/** The subject's ban under the options' ban (a Ban made for the limiter joins its reset, as the app's). */
+async function banCheck(
+  options: NonNullable<HttpConfig<unknown, unknown>['ban']>,
+  store: HttpConfig<unknown, unknown>['store'],
+  limiter: Limiter,
+  subject: string,
+): Promise<Decision> {
+  const ban = new Ban(options, limiter, store);
+  return checked(
+    await steady(
+      () => Promise.resolve(ban.check(subject)),
+      (d) => d.degraded === true,
+    ),
+  );
 }
 
 /** A `scope: 'global'` policy counts every subject together, and reset leaves it alone. */

@@ -10,7 +10,7 @@ import { parseCli, USAGE, wantsHelp } from './args.js';
 import { banWarnings, resetBanText } from './ban-check.js';
 import { inspect, reset } from './commands.js';
 import { countedWarnings } from './counted-check.js';
-import { credentialWarnings, refuseUnconfirmedReset } from './credential-check.js';
+import { type CliWarning, credentialWarnings, refuseUnconfirmedReset } from './credential-check.js';
 import { CliError, type ExitCode, ExitCodes } from './exit-codes.js';
 import { limiterSource } from './limiter-options.js';
 import { inspectText, resetText } from './report.js';
@@ -32,8 +32,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     const subject = await subjectOf(args.who, config);
     const warnings = credentialWarnings(args.who, config, source.secret);
     if (args.command === 'reset') refuseUnconfirmedReset(args.who, warnings);
-    // On stderr, so that --json's stdout stays one object (which carries them too).
-    for (const w of warnings) process.stderr.write(`sluice: warning: ${w.message}\n`);
+    warn(warnings);
     // The ban's warning says only that the ban is unknown; it is the same for both commands.
     const banUnknown = banWarnings(config, source.secret.fromAppOptions);
     const given = args.config === undefined ? 'flags' : source.unnamed ? 'unnamed-module' : 'module';
@@ -41,7 +40,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
       const { limiters, banLifted, counted } = await reset(config, subject, args.plan);
       const uncounted = countedWarnings(counted, given);
       const also = [...banUnknown, ...uncounted];
-      for (const w of also) process.stderr.write(`sluice: warning: ${w.message}\n`);
+      warn(also);
       write(
         args.json,
         { command: 'reset', subject, limiters, banLifted, counted, warnings: [...warnings, ...also] },
@@ -59,7 +58,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
       reports.some((r) => r.counted),
       given,
     );
-    for (const w of [...banUnknown, ...uncounted]) process.stderr.write(`sluice: warning: ${w.message}\n`);
+    warn([...banUnknown, ...uncounted]);
     write(
       args.json,
       {
@@ -78,6 +77,11 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
   } finally {
     await source.opened?.close();
   }
+}
+
+/** On stderr, so that --json's stdout stays one object (which carries them too). */
+function warn(warnings: readonly CliWarning[]): void {
+  for (const w of warnings) process.stderr.write(`sluice: warning: ${w.message}\n`);
 }
 
 function write(json: boolean, value: unknown, text: string): void {
