@@ -1,45 +1,21 @@
 /**
- * A PostgreSQL server of the suite's own, as the tests start theirs (test/support/postgres.ts, which
- * this plain .mjs cannot import): initdb and postgres as the `postgres` user (initdb refuses root), a
- * temp dir for data and socket, a free loopback port, fsync off (no benchmark measures the disk).
+ * A PostgreSQL server of the suite's own, started as the tests start theirs (scripts/postgres-server.cjs:
+ * initdb and postgres as the `postgres` user, a temp dir for data and socket, a free loopback port, fsync
+ * off).
  * And Sluice and rate-limiter-flexible on a `pg` Pool, each reduced to `call(subject)`.
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as core from '@sluice/core';
 import pg from 'pg';
 import { RateLimiterPostgres, RateLimiterRes, RateLimiterUnion } from 'rate-limiter-flexible';
 import { freePort } from '../../scripts/free-port.mjs';
+import { binDir, initCluster, postgresUser, serverArgs, signalAll } from '../../scripts/postgres-server.cjs';
 import { storeCalls } from './common.mjs';
 
 const HOST = '127.0.0.1';
-
-/** The newest PostgreSQL 15+ binaries (Debian keeps each major under /usr/lib/postgresql). */
-function binDir() {
-  if (process.env.SLUICE_PG_BIN) return process.env.SLUICE_PG_BIN;
-  const root = '/usr/lib/postgresql';
-  if (!existsSync(root)) return undefined;
-  const majors = readdirSync(root)
-    .map(Number)
-    .filter((v) => v >= 15)
-    .sort((a, b) => b - a);
-  return majors.length === 0 ? undefined : join(root, String(majors[0]), 'bin');
-}
-
-const idOf = (flag) => Number(execFileSync('id', [flag, 'postgres']).toString());
-
-/** The server and every backend: backends call setsid(), so only the postmaster's children list them. */
-function signalAll(pid, signal) {
-  const listed = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' });
-  const pids = [pid, ...(listed.stdout?.split('\n') ?? []).filter((p) => p.trim() !== '').map(Number)];
-  for (const p of pids) {
-    try {
-      process.kill(p, signal);
-    } catch {}
-  }
-}
 
 /** A fresh server; `admin` is a pg Client for the statistics views, `pool(max)` a new Pool on it. */
 export async function startPostgres(settings = {}) {
@@ -49,33 +25,12 @@ export async function startPostgres(settings = {}) {
       'PostgreSQL 15+ is not installed; this suite needs it (bash scripts/install-postgres.sh)',
     );
   }
-  const user = { uid: idOf('-u'), gid: idOf('-g') };
+  const user = postgresUser();
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-pg-'));
   chownSync(dir, user.uid, user.gid);
-  const data = join(dir, 'data');
-  const init = spawnSync(
-    join(bin, 'initdb'),
-    ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C'],
-    { ...user, encoding: 'utf8' },
-  );
-  if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
+  const data = initCluster(bin, dir);
   const port = await freePort();
-  const all = {
-    listen_addresses: HOST,
-    unix_socket_directories: dir,
-    fsync: 'off',
-    synchronous_commit: 'off',
-    full_page_writes: 'off',
-    max_connections: 200,
-    ...settings,
-  };
-  const args = [
-    '-D',
-    data,
-    '-p',
-    String(port),
-    ...Object.entries(all).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
-  ];
+  const args = serverArgs(data, dir, port, settings);
   const child = spawn(join(bin, 'postgres'), args, { ...user, stdio: ['ignore', 'ignore', 'pipe'] });
   let output = '';
   child.stderr.on('data', (d) => (output += d));

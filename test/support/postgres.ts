@@ -5,50 +5,26 @@
  * server runs as the `postgres` user (Node's spawn with its uid and gid, which keeps the real pid, so a
  * test can stop, stall or kill the server itself).
  *
- * This file imports Node built-ins only, and redis.ts's helpers for any server.
+ * This file imports Node built-ins, scripts/postgres-server.cjs (shared with the benchmark) and redis.ts's
+ * helpers for any server.
  */
-import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { binDir, initCluster, postgresUser, serverArgs, signalAll } from '../../scripts/postgres-server.cjs';
 import { describeNeeding, freePort, onExit } from './redis.js';
 
 const HOST = '127.0.0.1';
 const START_TIMEOUT_MS = 30_000;
 
-/** The newest PostgreSQL binaries installed (Debian keeps each major under /usr/lib/postgresql). */
-function binDir(): string | undefined {
-  if (process.env.SLUICE_PG_BIN) return process.env.SLUICE_PG_BIN;
-  const root = '/usr/lib/postgresql';
-  if (!existsSync(root)) return undefined;
-  const majors = readdirSync(root)
-    .map(Number)
-    .filter((v) => v >= 15)
-    .sort((a, b) => b - a);
-  return majors.length === 0 ? undefined : join(root, String(majors[0]), 'bin');
-}
-
 const running = new Set<ChildProcess>();
 
-/**
- * Signals a server and every process it started: PostgreSQL's backends each call setsid(), so they
- * are in no process group of the postmaster's, only its children.
- */
-function signalAll(child: ChildProcess, name: NodeJS.Signals): void {
-  const pids = [child.pid!];
-  const listed = spawnSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' });
-  for (const pid of listed.stdout?.split('\n') ?? []) if (pid.trim() !== '') pids.push(Number(pid));
-  for (const pid of pids) {
-    try {
-      process.kill(pid, name);
-    } catch {}
-  }
-}
 const dirs = new Set<string>();
 onExit(() => {
   // The postmaster and its backends, even when stalled.
-  for (const child of running) signalAll(child, 'SIGKILL');
+  for (const child of running) signalAll(child.pid!, 'SIGKILL');
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -80,13 +56,6 @@ export function describePostgres(
 ): void {
   const missing = [postgresMissing, ...needs].map((check) => check()).find((m) => m !== undefined);
   describeNeeding(name, missing, { server: 'PostgreSQL', suites: 'Postgres suites' }, body);
-}
-
-function postgresUser(): { uid: number; gid: number } {
-  return {
-    uid: Number(execFileSync('id', ['-u', 'postgres']).toString()),
-    gid: Number(execFileSync('id', ['-g', 'postgres']).toString()),
-  };
 }
 
 /** A dir owned by the postgres user, removed when this process exits. */
@@ -171,7 +140,7 @@ function serve(
     child.once('exit', () => running.delete(child));
     await listening(port, child, () => output, isReady);
   };
-  const signal = (name: NodeJS.Signals) => signalAll(child, name);
+  const signal = (name: NodeJS.Signals) => signalAll(child.pid!, name);
   return async () => {
     await launch();
     const server: ServerProcess = {
@@ -207,28 +176,11 @@ export interface StartPostgresOptions {
 export async function startPostgres(options: StartPostgresOptions = {}): Promise<ServerProcess> {
   const bin = binDir()!;
   const dir = tempDir('pg');
-  const data = join(dir, 'data');
-  const init = spawnSync(
-    join(bin, 'initdb'),
-    ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C'],
-    { ...postgresUser(), encoding: 'utf8' },
-  );
-  if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
-  const settings: Record<string, string | number> = {
-    listen_addresses: HOST,
-    unix_socket_directories: dir,
-    fsync: 'off',
-    synchronous_commit: 'off',
-    full_page_writes: 'off',
-    max_connections: 200,
-    ...options.settings,
-  };
+  const data = initCluster(bin, dir);
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const args = ['-D', data, '-p', String(port)];
-    for (const [name, value] of Object.entries(settings)) args.push('-c', `${name}=${value}`);
     try {
-      return await serve(join(bin, 'postgres'), args, port, ready)();
+      return await serve(join(bin, 'postgres'), serverArgs(data, dir, port, options.settings), port, ready)();
     } catch (error) {
       if (attempt >= 2) throw error;
     }
