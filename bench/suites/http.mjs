@@ -149,7 +149,7 @@ const IN_PROCESS = ['express', 'fastify'];
 const settings = pick({
   smoke: {
     rounds: 1,
-    seconds: 1,
+    seconds: 0.3,
     warmSeconds: 0,
     kinds: {
       express: ['sluice-memory', 'erl-memory'],

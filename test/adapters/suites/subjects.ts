@@ -217,14 +217,14 @@ export function subjects(framework: Framework): void {
       expect(codes).toEqual([200, 200, 200, 429, 429]);
     });
 
-    test('1,000 distinct X-Forwarded-For values with no proxy trusted: one subject, one limit', async () => {
-      // A still clock: 1,000 requests take seconds on a loaded machine, and on the wall clock a minute
+    test('200 distinct X-Forwarded-For values with no proxy trusted: one subject, one limit', async () => {
+      // A still clock: 200 requests take seconds on a loaded machine, and on the wall clock a minute
       // that rolled over midway let an 11th through (Hono).
       const store = recording(stillStore());
       const app = await start({ limit: 10, window: '1m', store });
       const agent = request.agent(app.url);
       const codes: number[] = [];
-      for (let i = 0; i < 1000; i++) {
+      for (let i = 0; i < 200; i++) {
         const ip = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
         codes.push((await agent.get('/').set('x-forwarded-for', ip)).status);
       }

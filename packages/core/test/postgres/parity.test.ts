@@ -1,6 +1,7 @@
 import { PostgresStore } from '@sluice/core';
 import { checkStoreParity, multiPolicySets, singlePolicySets } from '@sluice/core/testing';
 import { describePostgres, type ServerProcess, startPostgres } from '../../../../test/support/postgres.js';
+import { SECONDARY_TRACES } from '../../../../test/support/traces.js';
 import { allowWarnings } from '../../../../test/support/warnings.js';
 import { closeClients, makeClient, PG_CLIENT_NAMES, uniquePrefix } from './clients.js';
 
@@ -14,7 +15,7 @@ jest.setTimeout(180_000);
  * clock give identical store answers and decisions on MemoryStore and PostgresStore, so the SQL twins
  * decide as the TypeScript steps (and so as the Lua twins, which the Redis parity suite holds to them).
  * pg Pool takes the kit's 8 traces per set; the other clients, which run the same SQL and differ only
- * in how it crosses the wire, 4.
+ * in how it crosses the wire, 4 (one per pace of the clock) of half the length.
  */
 describePostgres('PostgresStore parity with MemoryStore', () => {
   let server: ServerProcess;
@@ -36,7 +37,7 @@ describePostgres('PostgresStore parity with MemoryStore', () => {
           const report = await checkStoreParity((clock) => new PostgresStore({ client, clock }), {
             policySets: [set],
             prefix: uniquePrefix('parity'),
-            ...(name === 'pg Pool' ? {} : { seeds: [1, 2, 3, 4] }),
+            ...(name === 'pg Pool' ? {} : SECONDARY_TRACES),
           });
           expect(report.denials).toBeGreaterThan(report.traces);
           expect(report.refunds).toBeGreaterThanOrEqual(report.traces);

@@ -190,6 +190,14 @@ export const CLIENTS_AND_BACKENDS: ReadonlyArray<readonly [ClientName, Backend]>
   ...((CHOSEN?.has('@upstash/redis') ?? true) ? [['@upstash/redis', 'standalone'] as const] : []),
 ];
 
+/**
+ * One client of each protocol adapter (ioredis, node-redis, @upstash/redis), as CLIENTS_AND_BACKENDS
+ * rows: for suites that test Sluice above the wire (the deny cache), where the other versions of a
+ * client would only repeat the same adapter's calls.
+ */
+const ONE_PER_ADAPTER: readonly ClientName[] = ['ioredis', 'node-redis v6', '@upstash/redis'];
+export const ADAPTERS_AND_BACKENDS = CLIENTS_AND_BACKENDS.filter(([name]) => ONE_PER_ADAPTER.includes(name));
+
 export async function closeClients(): Promise<void> {
   shared.clear();
   standIns.clear();

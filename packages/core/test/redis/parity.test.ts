@@ -1,6 +1,7 @@
 import { RedisStore } from '@sluice/core';
 import { checkStoreParity, multiPolicySets, singlePolicySets } from '@sluice/core/testing';
 import { describeRedis } from '../../../../test/support/redis.js';
+import { SECONDARY_TRACES } from '../../../../test/support/traces.js';
 import { allowWarnings } from '../../../../test/support/warnings.js';
 import { CLIENTS_AND_BACKENDS, closeClients, sharedClient, uniquePrefix } from './clients.js';
 
@@ -13,7 +14,7 @@ allowWarnings('ERR_SLUICE_WINDOW_IN_SECONDS');
  * decisions on MemoryStore and RedisStore, for every algorithm alone and multi-policy limiters with a
  * global policy, concurrency leases, refunds, releases, resets and peeks. ioredis takes the kit's 8
  * traces per set; the other clients, which share the script and differ only in how arguments and
- * replies cross the wire, 4 (one per pace of the clock).
+ * replies cross the wire, 4 (one per pace of the clock) of half the length.
  */
 // Eight traces against a cluster took over 30 s (the default) with the machine at load average 14;
 // the limit is there to catch a hang, not to time the store.
@@ -32,7 +33,7 @@ describeRedis('RedisStore parity with MemoryStore', () => {
           const report = await checkStoreParity((clock) => new RedisStore({ client, clock }), {
             policySets: [set],
             prefix: uniquePrefix('parity'),
-            ...(name === 'ioredis' ? {} : { seeds: [1, 2, 3, 4] }),
+            ...(name === 'ioredis' ? {} : SECONDARY_TRACES),
           });
           // The traces decide something: ones that only ever allow, or never give back, would prove little.
           expect(report.denials).toBeGreaterThan(report.traces);
