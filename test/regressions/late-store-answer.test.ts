@@ -1,10 +1,10 @@
 import { createLimiter, type Decision, type OnStoreError, RedisStore } from '@sluice/core';
 import Redis from 'ioredis';
 import {
-  CLIENT_NAMES,
   type ClientName,
   closeClients,
   connectClient,
+  STANDALONE_CLIENT_NAMES,
   uniquePrefix,
 } from '../../packages/core/test/redis/clients.js';
 import { describeRedis, type RedisProcess, startRedis } from '../support/redis.js';
@@ -33,7 +33,7 @@ describeRedis('a store answer that comes after storeTimeout charges nothing', ()
   });
 
   const modes: OnStoreError[] = ['deny', 'allow', 'local'];
-  const runs = CLIENT_NAMES.flatMap((name) =>
+  const runs = STANDALONE_CLIENT_NAMES.flatMap((name) =>
     modes.map((mode) => [name, mode] as [ClientName, OnStoreError]),
   );
 

@@ -190,6 +190,11 @@ export const CLIENTS_AND_BACKENDS: ReadonlyArray<readonly [ClientName, Backend]>
   ...((CHOSEN?.has('@upstash/redis') ?? true) ? [['@upstash/redis', 'standalone'] as const] : []),
 ];
 
+/** Every client on a standalone server: the TCP clients and @upstash/redis. */
+export const STANDALONE_CLIENT_NAMES: readonly ClientName[] = CLIENTS_AND_BACKENDS.filter(
+  ([, backend]) => backend === 'standalone',
+).map(([name]) => name);
+
 /**
  * One client of each protocol adapter (ioredis, node-redis, @upstash/redis), as CLIENTS_AND_BACKENDS
  * rows: for suites that test Sluice above the wire (the deny cache), where the other versions of a
@@ -234,10 +239,12 @@ export type Settings = 'fail-fast' | 'defaults';
 
 /** A client of `name` on the standalone server at `url`, set up as `settings` says, connected. */
 export async function configuredClient(
-  name: TcpClientName,
+  name: ClientName,
   url: string,
   settings: Settings,
 ): Promise<RedisClient> {
+  // HTTP has no connection to keep or queue on: @upstash/redis is the same client either way.
+  if (name === '@upstash/redis') return connectClient(name, { url });
   const reconnect = (attempt: number) => Math.min(attempt * 50, 500);
   if (isIoredis(name)) {
     const options =
