@@ -111,7 +111,7 @@ const runs: Array<[ClientName, OnStoreError[]]> = [
   ['node-redis v5', ['deny']],
   ['ioredis v6', ['allow']],
   ['node-redis v6', ['local']],
-  // Through the stand-in (test/support/upstash-rest.ts), whose own connection to Redis queues while
+  // Through the stand-in (scripts/upstash-rest.cjs), whose own connection to Redis queues while
   // Redis is away, as Upstash's service would hold a request: storeTimeout is what bounds the call.
   ['@upstash/redis', ['deny']],
 ];

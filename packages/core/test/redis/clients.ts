@@ -6,8 +6,8 @@ import Valkey, { Cluster as ValkeyCluster } from 'iovalkey';
 import * as nodeRedis4 from 'redis4';
 import * as nodeRedis5 from 'redis5';
 import * as nodeRedis6 from 'redis6';
+import { startUpstashStandIn, type UpstashStandIn } from '../../../../scripts/upstash-rest.cjs';
 import { type RedisNode, sharedCluster, sharedRedis } from '../../../../test/support/redis.js';
-import { startUpstashStandIn, type UpstashStandIn } from '../../../../test/support/upstash-rest.js';
 
 /**
  * The Redis clients RedisStore accepts, for the Redis suites: every suite that proves a guarantee runs
@@ -21,7 +21,7 @@ export type TcpClientName =
   | 'node-redis v4'
   | 'node-redis v5'
   | 'node-redis v6';
-/** `@upstash/redis` over HTTP, through test/support/upstash-rest.ts, on a standalone server only. */
+/** `@upstash/redis` over HTTP, through scripts/upstash-rest.cjs, on a standalone server only. */
 export type ClientName = TcpClientName | '@upstash/redis';
 const ALL_TCP_CLIENTS: readonly TcpClientName[] = [
   'ioredis',

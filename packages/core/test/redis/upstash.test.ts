@@ -9,8 +9,8 @@ import { createLimiter, DiagnosticChannels, RedisStore, type StoreErrorMessage }
 import { Redis } from '@upstash/redis';
 import { createClient as createKv } from '@vercel/kv';
 import IORedis from 'ioredis';
+import { startUpstashStandIn, type UpstashStandIn } from '../../../../scripts/upstash-rest.cjs';
 import { describeRedis, sharedRedis } from '../../../../test/support/redis.js';
-import { startUpstashStandIn, type UpstashStandIn } from '../../../../test/support/upstash-rest.js';
 import { recordWarnings } from '../../../../test/support/warnings.js';
 import { uniquePrefix } from './clients.js';
 

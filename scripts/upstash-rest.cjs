@@ -1,0 +1,82 @@
+// A small stand-in for Upstash's REST API in front of a real redis-server, shared by the tests
+// (@upstash/redis clients through RedisStore) and the benchmark's edge suite: POST `/` with a JSON
+// command array, or `/pipeline` with an array of them, a bearer token, results as `{ result }` or
+// `{ error }`, strings base64-encoded (nested ones too) when the request says `Upstash-Encoding:
+// base64`. It counts requests, so a caller can tell how many HTTP round trips a decision took.
+// CommonJS, so that Jest requires it as is and the benchmark's ESM imports it.
+const { createServer } = require('node:http');
+const Redis = require('ioredis');
+
+function encode(reply, base64) {
+  if (Array.isArray(reply)) return reply.map((r) => encode(r, base64));
+  return base64 && typeof reply === 'string' ? Buffer.from(reply).toString('base64') : reply;
+}
+
+async function run(redis, command, base64) {
+  try {
+    const [name, ...args] = command;
+    return { result: encode(await redis.call(name, ...args), base64) };
+  } catch (error) {
+    return { error: error.message };
+  }
+}
+
+function read(req) {
+  return new Promise((resolve, reject) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk) => {
+      body += chunk;
+    });
+    req.on('end', () => resolve(body));
+    req.on('error', reject);
+  });
+}
+
+/** A stand-in on 127.0.0.1 in front of the redis-server at `redisUrl`. */
+async function startUpstashStandIn(redisUrl, token = 'test-token') {
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const requests = [];
+  const server = createServer(async (req, res) => {
+    const answer = (status, body) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (req.method !== 'POST') return answer(405, { error: 'ERR method not allowed' });
+    if (req.headers.authorization !== `Bearer ${token}`) return answer(401, { error: 'Unauthorized' });
+    const base64 = req.headers['upstash-encoding'] === 'base64';
+    const path = (req.url ?? '/').replace(/\/+$/, '') || '/';
+    let body;
+    try {
+      body = JSON.parse(await read(req));
+    } catch {
+      return answer(400, { error: 'ERR failed to parse command' });
+    }
+    const toStrings = (command) => command.map(String);
+    if (path === '/pipeline' || path === '/multi-exec') {
+      const commands = body.map(toStrings);
+      requests.push({ path, commands });
+      const results = [];
+      for (const command of commands) results.push(await run(redis, command, base64));
+      return answer(200, results);
+    }
+    const command = toStrings(body);
+    requests.push({ path, commands: [command] });
+    const reply = await run(redis, command, base64);
+    return answer(reply.error === undefined ? 200 : 400, reply);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}`,
+    token,
+    requests,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(() => resolve()));
+      redis.disconnect();
+    },
+  };
+}
+
+module.exports = { startUpstashStandIn };
