@@ -94,8 +94,9 @@ export interface ResetReport {
   /** True only when the subject was banned before the reset (the reset lifts it); never a guess. */
   readonly banLifted: boolean;
   /**
-   * Whether there was anything to reset: a subject-scoped policy counted the subject, or a ban was
-   * found. "reset" was said of subjects looked up under keys the app never wrote (newcomer review 28).
+   * Whether a subject-scoped policy counted the subject: "reset" was said of subjects looked up under
+   * keys the app never wrote (newcomer review 28). A ban found is not enough: ban flags right and
+   * --algorithm wrong lifted the ban, left the app's counter full, and the client was banned again.
    */
   readonly counted: boolean;
 }
@@ -133,7 +134,7 @@ export async function reset(
   return {
     limiters: limiters.map(([, limiter]) => limiter.name),
     banLifted: banned,
-    counted: anyCounted || banned,
+    counted: anyCounted,
   };
 }
 

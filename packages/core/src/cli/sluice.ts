@@ -38,7 +38,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     const given = args.config === undefined ? 'flags' : source.unnamed ? 'unnamed-module' : 'module';
     if (args.command === 'reset') {
       const { limiters, banLifted, counted } = await reset(config, subject, args.plan);
-      const uncounted = countedWarnings(counted, given);
+      const uncounted = countedWarnings(counted, given, { store: source.opened?.elsewhere, banLifted });
       const also = [...banUnknown, ...uncounted];
       warn(also);
       write(
@@ -46,6 +46,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
         { command: 'reset', subject, limiters, banLifted, counted, warnings: [...warnings, ...also] },
         resetText(subject, source.storeLabel, limiters, {
           counted,
+          banLifted,
           ban: resetBanText(config, banLifted, source.secret.fromAppOptions),
         }),
       );
@@ -57,6 +58,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     const uncounted = countedWarnings(
       reports.some((r) => r.counted),
       given,
+      { store: source.opened?.elsewhere },
     );
     warn([...banUnknown, ...uncounted]);
     write(
