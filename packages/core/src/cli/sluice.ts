@@ -37,7 +37,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     const banUnknown = banWarnings(config, source.secret.fromAppOptions);
     const given = args.config === undefined ? 'flags' : source.unnamed ? 'unnamed-module' : 'module';
     if (args.command === 'reset') {
-      const { limiters, banLifted, counted } = await reset(config, subject, args.plan);
+      const { limiters, banLifted, counted } = await reset(config, subject, args.plan, source.failure);
       const uncounted = countedWarnings(counted, given, { store: source.opened?.elsewhere, banLifted });
       const also = [...banUnknown, ...uncounted];
       warn(also);
@@ -52,7 +52,7 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
       );
       return ExitCodes.OK;
     }
-    const reports = await inspect(config, subject, args.plan);
+    const reports = await inspect(config, subject, args.plan, source.failure);
     const allowed = reports.every((r) => r.allowed);
     // The credential's warnings make "allowed" unconfirmed; the ban's only that the ban is unknown.
     const uncounted = countedWarnings(

@@ -33,6 +33,8 @@ const CONFIG_SECRET_FROM_ENV = join(__dirname, 'app-config-secret-from-env.mjs')
 const CONFIG_UNNAMED = join(__dirname, 'app-config-unnamed.mjs');
 /** app-config.mjs without `ban`. */
 const CONFIG_NO_BAN = join(__dirname, 'app-config-no-ban.mjs');
+/** app-config.mjs's options on an ioredis client of a Redis that is down (port 1, a password). */
+const CONFIG_UNREACHABLE = join(__dirname, 'app-config-unreachable.mjs');
 /** A module exporting a limiter that code calls directly. */
 const CONFIG_LIMITER = join(__dirname, 'app-limiter.mjs');
 /** What app-config.mjs exports, but its store and prefix. */
@@ -562,6 +564,19 @@ describe('sluice: answers a script can act on', () => {
       new RegExp(`^sluice: cannot reach ${scheme}://ops:\\*\\*\\*@127\\.0\\.0\\.1:1: `),
     );
     expect(run.stderr).toMatch(why);
+    expect(run.stderr).not.toContain('hunter2');
+  });
+
+  // Review 28: the module's client, without an error listener as apps make it, printed "[ioredis]
+  // Unhandled error event" over and over, and the command's own line said "see the warning above",
+  // never where the store was. Failed on ae2676c (the spam, and no address in the exit-3 line).
+  test('--config whose store is down: exit 3 naming its address (password hidden), no ioredis spam', async () => {
+    const run = await sluice(['inspect', '--config', CONFIG_UNREACHABLE, '--ip', '192.0.2.1']);
+    expect(run.code).toBe(3);
+    expect(run.stderr).not.toContain('Unhandled error event');
+    expect(run.stderr).toMatch(
+      /^sluice: redis:\/\/ops:\*\*\*@127\.0\.0\.1:1\/2 \(the store of .*app-config-unreachable\.mjs\) failed to answer: .*ECONNREFUSED/m,
+    );
     expect(run.stderr).not.toContain('hunter2');
   });
 
