@@ -79,11 +79,12 @@ export function neverOverTheLimit(
   refunds: 'some' | 'many' = 'some',
 ): fc.IAsyncPropertyWithHooks<[Policy[], TraceStep[], number]> {
   return fc.asyncProperty(policies, guardedTrace(60, refunds), startOf, async (chosen, trace, start) => {
-    // One placement per run: a reset `elsewhere` is made by a second limiter on the same store.
+    // One placement per run: a reset `elsewhere` is made by a second limiter on the same store, named
+    // as it shares the counters on purpose (ERR_SLUICE_NAME_REUSE).
     let options: LimiterOptions | undefined;
     const results = await runTrace(
       (clock) => {
-        options ??= { policies: chosen, ...place(clock) };
+        options ??= { name: 'trace', policies: chosen, ...place(clock) };
         return createLimiter(options);
       },
       trace,

@@ -34,7 +34,9 @@ describeRedis('the deny cache answers only what Redis would', () => {
     const setup = (store?: (redis: RedisStore) => Store, policies: Policy[] = tokenBucket) => {
       const clock = manualClock();
       const redis = new RedisStore({ client: clients.get(backend)!, clock });
+      // Named: another limiter object (the admin's) shares the counters on purpose (ERR_SLUICE_NAME_REUSE).
       const options = {
+        name: 'api',
         policies,
         prefix: uniquePrefix('deny-cache'),
         storeTimeout: '10s',

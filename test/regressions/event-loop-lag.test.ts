@@ -22,7 +22,8 @@ function busy(ms: number): void {
 }
 
 async function throughBusyLoop(store: Store): Promise<{ allowed: number; degraded: number }> {
-  const options = { limit: 3, window: '1m', store, prefix: `lag-${Date.now()}` } as const;
+  // Named: the warm-up limiter and the measured one share the store on purpose (ERR_SLUICE_NAME_REUSE).
+  const options = { name: 'lag', limit: 3, window: '1m', store, prefix: `lag-${Date.now()}` } as const;
   // Warm, with time to spare: the connection open, the script loaded, the table created.
   await createLimiter({ ...options, storeTimeout: '30s' }).peek('warm-up');
   const limiter = createLimiter({ ...options, storeTimeout: STORE_TIMEOUT_MS });

@@ -151,6 +151,20 @@ describe('review 28', () => {
     expect(row('reward(')).toContain('decision.refund()');
     expect(row('block(')).toContain('none on `createLimiter`');
   });
+
+  // Review 28: rate-limiter-flexible's middleware answers 429 in `catch`; ported as is onto Sluice,
+  // whose consume resolves a refusal, it let every request through, and the guide did not say so.
+  // Failed on ae2676c (no such section).
+  test('docs/migrating.md: a try/catch middleware ported as is limits nothing, since a refusal resolves', async () => {
+    const doc = readFileSync(join(__dirname, '../../docs/migrating.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('## From rate-limiter-flexible'), doc.indexOf('## From @upstash'));
+    expect(section).toContain('### A `try`/`catch` middleware ported as is limits nothing');
+    expect(section).toMatch(/if \(!decision\.allowed\) \{\n\s+res\.set\('Retry-After'/);
+    // What the section says of consume: a refusal resolves, it never rejects.
+    const limiter = createLimiter({ limit: 1, window: '1m' });
+    await limiter.consume('a');
+    await expect(limiter.consume('a')).resolves.toMatchObject({ allowed: false });
+  });
 });
 
 // Review 3 of #28: @fastify/rate-limit's keyGenerator may return a number (a user id); pasted as

@@ -114,7 +114,8 @@ function resetElsewhere(place: () => Place): void {
     '%s: a reset through another limiter object takes the old charges; their refunds give nothing',
     async (_name, policy) => {
       const clock = manualClock(START);
-      const options = { policies: [policy], denyCacheMs: 0, ...place()(clock) };
+      // Named: two limiter objects share the counters on purpose (ERR_SLUICE_NAME_REUSE).
+      const options = { name: 'api', policies: [policy], denyCacheMs: 0, ...place()(clock) };
       const serving = createLimiter(options);
       const admin = createLimiter(options);
       const old = await Promise.all([1, 2, 3].map(() => serving.consume('s')));

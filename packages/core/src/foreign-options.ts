@@ -68,10 +68,17 @@ const isFlexibleLimiter = (value: unknown): boolean =>
   ['consume', 'penalty', 'reward'].every((m) => typeof (value as Record<string, unknown>)[m] === 'function');
 // express-rate-limit's and @fastify/rate-limit's max (and limit) may be a function of the request:
 // Sluice's limits that depend on the request are plans, each checked when the limiter is built.
-export const PLANS =
-  "limits that depend on the request are plans, an option of the HTTP layer (rateLimiter() of an adapter, createHttpHandler), not of createLimiter: plans: { free: { limit: 10, window: '1m' }, paid: { limit: 100, window: '1m' } } with plan: (req) => (req.user?.paid ? 'paid' : 'free') picks a set of policies per request";
+const PLANS_SHAPE =
+  "plans: { free: { limit: 10, window: '1m' }, paid: { limit: 100, window: '1m' } } with plan: (req) => (req.user?.paid ? 'paid' : 'free') picks a set of policies per request";
+/** Said where createLimiter was called: plans are not its option. */
+export const PLANS = `limits that depend on the request are plans, an option of the HTTP layer (rateLimiter() of an adapter, createHttpHandler), not of createLimiter: ${PLANS_SHAPE}`;
+/**
+ * Said where the HTTP layer was called: "not of createLimiter" puzzled users of an adapter, who never
+ * called it (review 28); plans go beside the options they gave.
+ */
+export const PLANS_HERE = `limits that depend on the request are plans, given in these same options (of rateLimiter(), @sluice/fastify's plugin or a route's config.rateLimit, SluiceModule or @RateLimit, createHttpHandler): ${PLANS_SHAPE}`;
 const limitPerRequest = (value: unknown): ForeignOption | undefined =>
-  typeof value === 'function' ? { to: 'plans', note: PLANS, core: PLANS } : undefined;
+  typeof value === 'function' ? { to: 'plans', note: PLANS_HERE, core: PLANS } : undefined;
 // @fastify/rate-limit's addHeaders switch its fields one by one; Sluice's headers name a draft.
 const FASTIFY_HEADERS =
   "@fastify/rate-limit's addHeaders and addHeadersOnExceeding turned its x-ratelimit-* and retry-after fields on and off one by one; Sluice has no switch per field: headers: 'draft-10' (the default), 'draft-8', 'draft-7', 'draft-6' or false chooses the standard RateLimit fields, legacyHeaders: true adds X-RateLimit-Limit, -Remaining and -Reset, and Retry-After is sent on every refusal";

@@ -30,10 +30,22 @@ export interface Limiter {
   decide(subject: string, cost: number, mode: StoreCall['mode']): Decision | Promise<Decision>;
 }
 
-/** Policies each store has seen under each prefix and name: reusing a name with other policies warns once. */
-const seenNames = new WeakMap<Store, Map<string, string>>();
+/** What a store has seen under one prefix and name: the policies, and whether the options named it. */
+interface SeenName {
+  readonly signature: string;
+  readonly named: boolean;
+}
+/** Each store's prefixes and names; null once warned of, as it is said once. */
+const seenNames = new WeakMap<Store, Map<string, SeenName | null>>();
 
-function warnOnNameReuse(store: Store, config: LimiterConfig): void {
+/**
+ * `named`: the options gave a name. Two limiters of one store, prefix and name share counters: on
+ * purpose where a name was given (API.md: how two routes share a limit), by surprise where neither was
+ * given one and both are 'default' (review 28: /a three times, then /b refused), as express-rate-limit 8
+ * warns of a store reused across limiters (ERR_ERL_STORE_REUSE). Other policies under one name warn
+ * either way.
+ */
+function warnOnNameReuse(store: Store, config: LimiterConfig, named: boolean): void {
   const signature = JSON.stringify(
     config.policies.map((p) => [p.name, p.algorithm, p.limit, p.windowMs, p.params.burst, p.scope]),
   );
@@ -44,14 +56,19 @@ function warnOnNameReuse(store: Store, config: LimiterConfig): void {
   }
   const key = `${config.prefix}\u0000${config.name}`;
   const earlier = names.get(key);
-  if (earlier === undefined) names.set(key, signature);
-  else if (earlier !== signature && earlier !== '') {
-    names.set(key, '');
-    emitWarning(
-      `Two limiters on one store are named "${config.name}" with different policies; they share counters only where policy names match. Give each its own name.`,
-      ErrorCodes.NAME_REUSE,
-    );
+  if (earlier === undefined) {
+    names.set(key, { signature, named });
+    return;
   }
+  const samePolicies = earlier?.signature === signature;
+  if (earlier === null || (samePolicies && (named || earlier.named))) return;
+  names.set(key, null);
+  emitWarning(
+    samePolicies
+      ? `Two limiters on one store are both named "${config.name}", neither given a name, so they share one counter: a client's requests through either count against both. Give each its own name; to share the limit on purpose, pass one limiter (one middleware) to every route, or give both the same name.`
+      : `Two limiters on one store are named "${config.name}" with different policies; they share counters only where policy names match. Give each its own name.`,
+    ErrorCodes.NAME_REUSE,
+  );
 }
 
 function checkSubject(subject: unknown): string {
@@ -140,7 +157,8 @@ class SluiceLimiter implements Limiter {
       leasing.length > 0 ? Object.freeze({ ...this.target, policies: Object.freeze(leasing) }) : undefined;
     // Lease ids only need to differ between calls that overlap; a random start keeps processes apart.
     this.leaseId = Math.floor(Math.random() * 2 ** 40) * 1024;
-    if (config.store !== undefined && published) warnOnNameReuse(this.store, config);
+    if (config.store !== undefined && published)
+      warnOnNameReuse(this.store, config, options.name !== undefined);
     // Exactly a MemoryStore: a subclass may watch or change `consume`, which this path would skip.
     const inMemory = Object.getPrototypeOf(this.store) === MemoryStore.prototype;
     this.memory = inMemory && storePolicies.length === 1 ? (this.store as MemoryStore) : undefined;

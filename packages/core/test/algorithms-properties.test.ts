@@ -14,8 +14,9 @@ allowWarnings('ERR_SLUICE_WINDOW_IN_SECONDS');
  * which implies the implementation never admits more than the reference allows.
  */
 
+/** Named: a trace's resets `elsewhere` share the store and the counters on purpose (ERR_SLUICE_NAME_REUSE). */
 const memoryLimiter = (policy: Policy) => (clock: ReturnType<typeof manualClock>) =>
-  createLimiter({ policies: [policy], store: storeOf(clock) });
+  createLimiter({ name: 'trace', policies: [policy], store: storeOf(clock) });
 
 function capacityOf(policy: Policy): number {
   return policy.burst ?? policy.limit;

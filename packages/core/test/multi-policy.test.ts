@@ -33,8 +33,9 @@ const scenarioArb = policiesArb.chain((policies) => {
   );
 });
 
+/** Named: a trace's resets `elsewhere` share the store and the counters on purpose (ERR_SLUICE_NAME_REUSE). */
 function memoryLimiter(policies: Policy[], clock: ReturnType<typeof manualClock>) {
-  return createLimiter({ policies, store: storeOf(clock) });
+  return createLimiter({ name: 'trace', policies, store: storeOf(clock) });
 }
 
 /** A decision without its functions. */

@@ -72,8 +72,9 @@ The limiter:
   --plan <name>        with plans: that plan only (default: every plan)
 
   --json               one JSON object on stdout
-Exit codes: 0 done (inspect: allowed now), 1 inspect: limited or banned now, 2 usage or
-configuration error, 3 store unreachable or failing, 4 unexpected error.`;
+Exit codes: 0 done (inspect: allowed now; reset: also when nothing was counted, said on stderr),
+1 inspect: limited or banned now, 2 usage or configuration error, 3 store unreachable or failing,
+4 unexpected error.`;
 
 export function parseCli(argv: readonly string[]): CliArgs {
   let parsed: ReturnType<typeof parseWith>;

@@ -5,6 +5,12 @@ import type { Limiter } from '../limiter.js';
 import { counted } from './counted-check.js';
 import { CliError, ExitCodes } from './exit-codes.js';
 
+/**
+ * What the command says when the store fails, in its exit-3 line: where the store is and, when known,
+ * why ("the store failed to answer (see the warning above)" named neither; review 28).
+ */
+export type StoreFailure = () => string;
+
 /** One policy of one limiter, as the operator reads it. */
 export interface PolicyReport {
   readonly name: string;
@@ -66,15 +72,16 @@ export async function inspect(
   config: HttpConfig<unknown, unknown>,
   subject: string,
   plan: string | undefined,
+  failure: StoreFailure,
 ): Promise<LimiterReport[]> {
   const now = Date.now();
   const reports: LimiterReport[] = [];
   for (const [planName, limiter] of limitersOf(config, plan)) {
-    const decision = await peeked(limiter, subject);
+    const decision = await peeked(limiter, subject, failure);
     const ban =
       config.ban === undefined
         ? null
-        : banReport(await banCheck(config.ban, config.store, limiter, subject), now);
+        : banReport(await banCheck(config.ban, config.store, limiter, subject, failure), now);
     reports.push({
       limiter: limiter.name,
       plan: planName ?? null,
@@ -94,8 +101,9 @@ export interface ResetReport {
   /** True only when the subject was banned before the reset (the reset lifts it); never a guess. */
   readonly banLifted: boolean;
   /**
-   * Whether there was anything to reset: a subject-scoped policy counted the subject, or a ban was
-   * found. "reset" was said of subjects looked up under keys the app never wrote (newcomer review 28).
+   * Whether a subject-scoped policy counted the subject: "reset" was said of subjects looked up under
+   * keys the app never wrote (newcomer review 28). A ban found is not enough: ban flags right and
+   * --algorithm wrong lifted the ban, left the app's counter full, and the client was banned again.
    */
   readonly counted: boolean;
 }
@@ -108,38 +116,40 @@ export async function reset(
   config: HttpConfig<unknown, unknown>,
   subject: string,
   plan: string | undefined,
+  failure: StoreFailure,
 ): Promise<ResetReport> {
   const limiters = limitersOf(config, plan);
   let banned = false;
   let anyCounted = false;
   try {
     for (const [, limiter] of limiters) {
-      const decision = await peeked(limiter, subject);
+      const decision = await peeked(limiter, subject, failure);
       anyCounted ||= decision.policies.some((p) => counted(p) && !sharedBy(limiter, p.name));
       // The ban's own limiters join the limiter's reset when a Ban is made for it, as the app's handler
       // does. Each is checked first: "ban lifted" was said of subjects that were never banned.
       if (config.ban !== undefined)
-        banned ||= Ban.banned(await banCheck(config.ban, config.store, limiter, subject));
+        banned ||= Ban.banned(await banCheck(config.ban, config.store, limiter, subject, failure));
     }
     // Reset even when nothing was seen: it costs nothing, and covers a request counted since the look.
     await Promise.all(limiters.map(([, limiter]) => steady(() => limiter.reset(subject))));
   } catch (error) {
     if (error instanceof CliError) throw error;
     throw new CliError(
-      `the store failed: ${(error as Error).message}; nothing is known to be reset`,
+      `${failure()} (${(error as Error).message}); nothing is known to be reset`,
       ExitCodes.STORE,
     );
   }
   return {
     limiters: limiters.map(([, limiter]) => limiter.name),
     banLifted: banned,
-    counted: anyCounted || banned,
+    counted: anyCounted,
   };
 }
 
 /** What a request of cost 1 would find, charging nothing; a store that failed is exit 3. */
-async function peeked(limiter: Limiter, subject: string): Promise<Decision> {
+async function peeked(limiter: Limiter, subject: string, failure: StoreFailure): Promise<Decision> {
   return checked(
+    failure,
     await steady(
       () => limiter.peek(subject),
       (d) => d.degraded === true,
@@ -153,9 +163,11 @@ async function banCheck(
   store: HttpConfig<unknown, unknown>['store'],
   limiter: Limiter,
   subject: string,
+  failure: StoreFailure,
 ): Promise<Decision> {
   const ban = new Ban(options, limiter, store);
   return checked(
+    failure,
     await steady(
       () => Promise.resolve(ban.check(subject)),
       (d) => d.degraded === true,
@@ -196,12 +208,9 @@ async function steady<T>(call: () => Promise<T>, failed: (answer: T) => boolean 
 
 const RETRY_AFTER_MS = 500;
 
-function checked(decision: Decision): Decision {
+function checked(failure: StoreFailure, decision: Decision): Decision {
   if (decision.reason === 'store-error' || decision.degraded === true) {
-    throw new CliError(
-      'the store failed to answer (see the warning above); nothing is known',
-      ExitCodes.STORE,
-    );
+    throw new CliError(`${failure()}; nothing is known`, ExitCodes.STORE);
   }
   return decision;
 }

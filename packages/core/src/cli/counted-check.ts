@@ -25,16 +25,25 @@ export type LimiterGiven = 'flags' | 'module' | 'unnamed-module';
  * app's finds nothing: "allowed now" was then said with confidence of a client the app was refusing
  * (newcomer review, #28). A module that names no limiter is read as 'default', but @sluice/fastify's
  * plugin names its global limit 'global' then: the same silence, for a module shared with the plugin.
+ * `store`: what of --store may differ from the app's, in its kind's terms (stores.ts). `banLifted`:
+ * reset lifted a ban that the policies, counted elsewhere, will start again (review 28).
  */
-export function countedWarnings(anyCounted: boolean, given: LimiterGiven): CliWarning[] {
+export function countedWarnings(
+  anyCounted: boolean,
+  given: LimiterGiven,
+  { store, banLifted = false }: { store?: string; banLifted?: boolean } = {},
+): CliWarning[] {
   if (anyCounted || given === 'module') return [];
+  const again = banLifted
+    ? '; its ban was lifted, but a client the app counts elsewhere is banned again when it is next refused'
+    : '';
   return [
     {
       code: 'NOTHING_COUNTED',
       message:
         given === 'flags'
-          ? "nothing is counted for this subject under these flags: if the app is limiting it, its --prefix, --name or --policies differ from the app's (--config with the app's options reads its own)"
-          : "nothing is counted for this subject under the module's options, which name no limiter (read as 'default'): @sluice/fastify's plugin names its global limit 'global', so for an app that registers it, give --name global",
+          ? `nothing is counted for this subject under these flags: if the app is limiting it, a flag differs from the app's options (--name, --prefix, or the policy's --limit, --window, --algorithm, --burst, or --policies)${store === undefined ? '' : `, or ${store}`}; --config with the app's options reads its own${again}`
+          : `nothing is counted for this subject under the module's options, which name no limiter (read as 'default'): @sluice/fastify's plugin names its global limit 'global', so for an app that registers it, give --name global${again}`,
     },
   ];
 }

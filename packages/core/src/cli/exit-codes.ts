@@ -2,7 +2,10 @@
  * What `sluice` exits with, for scripts (documented in docs/operator.md; stable across versions).
  */
 export const ExitCodes = {
-  /** Done; for `inspect`, the subject would be allowed now. */
+  /**
+   * Done; for `inspect`, the subject would be allowed now. `reset` that found no count exits 0 too, as
+   * `inspect` does under NOTHING_COUNTED: the warning, not the code, says the options may not be the app's.
+   */
   OK: 0,
   /** `inspect` only: the subject is limited now (a policy denies it, or it is banned). */
   LIMITED: 1,

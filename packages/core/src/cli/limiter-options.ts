@@ -5,8 +5,10 @@ import type { HttpOptions } from '../http/types.js';
 import type { Limiter } from '../limiter.js';
 import type { Policy } from '../options.js';
 import { type CliArgs, LIMITER_FLAGS } from './args.js';
+import type { StoreFailure } from './commands.js';
 import type { SecretSource } from './credential-check.js';
 import { CliError, ExitCodes, usageError } from './exit-codes.js';
+import { quietModuleClient } from './module-store.js';
 import { type OpenedStore, openStore, redact } from './stores.js';
 
 /** The app's options as the command will parse them, and the store connection it must close. */
@@ -16,6 +18,8 @@ export interface LimiterSource {
   readonly opened: OpenedStore | undefined;
   /** How the store is named in the report (a URL without its password, or 'the module's store'). */
   readonly storeLabel: string;
+  /** The exit-3 line's words when the store fails (commands.ts). */
+  readonly failure: StoreFailure;
   /** Where credentialSecret came from: whether a credential hashes here as in the app (credential-check.ts). */
   readonly secret: SecretSource;
   /**
@@ -48,14 +52,23 @@ export async function limiterSource(args: CliArgs): Promise<LimiterSource> {
     const unnamed = !loaded.isLimiter && options.name === undefined;
     if (options.store !== undefined || options.limiter !== undefined) {
       if (args.store !== undefined) throw usageError('--store: the module gives its store already');
-      return { options, opened: undefined, storeLabel: `the store of ${args.config}`, secret, unnamed };
+      const client = quietModuleClient(options.store ?? (options.limiter as Limiter).config?.store);
+      const own = `the store of ${args.config}`;
+      const storeLabel = client.address === undefined ? own : `${client.address} (${own})`;
+      const failure = () => {
+        const cause = client.firstError()?.message;
+        return `${storeLabel} failed to answer${cause === undefined ? '' : `: ${cause}`}`;
+      };
+      return { options, opened: undefined, storeLabel, failure, secret, unnamed };
     }
     if (args.store === undefined) throw usageError(`${args.config} gives no store: add --store <url>`);
     const opened = await openStore(args.store);
+    const storeLabel = redact(args.store);
     return {
       options: { ...options, store: opened.store },
       opened,
-      storeLabel: redact(args.store),
+      storeLabel,
+      failure: () => `${storeLabel} failed to answer`,
       secret,
       unnamed,
     };
@@ -66,11 +79,13 @@ export async function limiterSource(args: CliArgs): Promise<LimiterSource> {
   // Checked before connecting: a mistyped policy is exit 2 whether or not the store is up.
   parseHttpOptions({ ...options, validate: false });
   const opened = await openStore(args.store);
+  const storeLabel = redact(args.store);
   // A failing store is reported (exit 3), never decided around: no local fallback for the operator.
   return {
     options: { ...options, store: opened.store, onStoreError: 'deny' },
     opened,
-    storeLabel: redact(args.store),
+    storeLabel,
+    failure: () => `${storeLabel} failed to answer`,
     secret: { namedButUnset: false, fromAppOptions: false, secret: options.credentialSecret !== undefined },
     unnamed: false,
   };

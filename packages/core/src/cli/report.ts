@@ -76,17 +76,20 @@ export function inspectText(
 }
 
 /**
- * `counted`: whether reset found anything of the subject. Without it, "reset" alone read as success
- * while the app, whose keys were elsewhere, kept limiting the client (newcomer review 28).
+ * `counted`: whether a policy counted the subject. Without it, "reset" alone read as success while the
+ * app, whose keys were elsewhere, kept limiting the client (newcomer review 28); a lifted ban is said
+ * apart, as it is no sign that the policies' keys were the app's.
  */
 export function resetText(
   subject: string,
   storeLabel: string,
   limiters: readonly string[],
-  { counted, ban }: { counted: boolean; ban: string },
+  { counted, banLifted, ban }: { counted: boolean; banLifted: boolean; ban: string },
 ): string {
   const where = `${subject} under ${limiters.map((l) => `"${l}"`).join(', ')} on ${storeLabel}`;
-  return counted
-    ? `reset ${where} (${ban})`
-    : `${where}: nothing was counted for this subject under these options: nothing to reset (${ban})`;
+  if (counted) return `reset ${where} (${ban})`;
+  const nothing = 'nothing was counted for this subject under these options';
+  return banLifted
+    ? `${where}: its ban lifted, but ${nothing}: no counter to reset`
+    : `${where}: ${nothing}: nothing to reset (${ban})`;
 }

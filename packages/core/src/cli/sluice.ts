@@ -37,8 +37,8 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     const banUnknown = banWarnings(config, source.secret.fromAppOptions);
     const given = args.config === undefined ? 'flags' : source.unnamed ? 'unnamed-module' : 'module';
     if (args.command === 'reset') {
-      const { limiters, banLifted, counted } = await reset(config, subject, args.plan);
-      const uncounted = countedWarnings(counted, given);
+      const { limiters, banLifted, counted } = await reset(config, subject, args.plan, source.failure);
+      const uncounted = countedWarnings(counted, given, { store: source.opened?.elsewhere, banLifted });
       const also = [...banUnknown, ...uncounted];
       warn(also);
       write(
@@ -46,17 +46,19 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
         { command: 'reset', subject, limiters, banLifted, counted, warnings: [...warnings, ...also] },
         resetText(subject, source.storeLabel, limiters, {
           counted,
+          banLifted,
           ban: resetBanText(config, banLifted, source.secret.fromAppOptions),
         }),
       );
       return ExitCodes.OK;
     }
-    const reports = await inspect(config, subject, args.plan);
+    const reports = await inspect(config, subject, args.plan, source.failure);
     const allowed = reports.every((r) => r.allowed);
     // The credential's warnings make "allowed" unconfirmed; the ban's only that the ban is unknown.
     const uncounted = countedWarnings(
       reports.some((r) => r.counted),
       given,
+      { store: source.opened?.elsewhere },
     );
     warn([...banUnknown, ...uncounted]);
     write(

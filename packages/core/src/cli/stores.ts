@@ -4,10 +4,15 @@ import { RedisStore } from '../stores/redis/redis-store.js';
 import type { Store } from '../stores/store.js';
 import { CliError, ExitCodes, usageError } from './exit-codes.js';
 
-/** A store the command opened, and how to let go of its connection. */
-export interface OpenedStore {
+/** A store a kind opened, and how to let go of its connection. */
+export interface Connection {
   readonly store: Store;
   close(): Promise<void>;
+}
+
+/** A store the command opened, with what of its URL may differ from the app's (its kind's `elsewhere`). */
+export interface OpenedStore extends Connection {
+  readonly elsewhere: string;
 }
 
 /**
@@ -18,8 +23,13 @@ export interface StoreKind {
   readonly schemes: readonly string[];
   /** What `--help` says of it. */
   readonly example: string;
+  /**
+   * For NOTHING_COUNTED: how this kind's URL can name another place than the app's store, in its own
+   * terms (a Redis database number, a PostgreSQL table); the warning named only --policies (review 28).
+   */
+  readonly elsewhere: string;
   /** `text` is the whole `--store` value; its scheme is one of `schemes`. */
-  open(text: string): Promise<OpenedStore>;
+  open(text: string): Promise<Connection>;
 }
 
 /** How long to wait for a server before answering "unreachable" (exit 3) rather than retrying on. */
@@ -42,6 +52,7 @@ async function loadIoredis(): Promise<Pick<typeof import('ioredis'), 'Redis' | '
 const standalone: StoreKind = {
   schemes: ['redis:', 'rediss:', 'valkey:', 'valkeys:'],
   example: 'redis://[:password@]host:6379[/db] (valkey:// too; rediss:// for TLS)',
+  elsewhere: "--store is not the app's server and database (redis://host:6379/db; database 0 without /db)",
   async open(text) {
     const url = parseUrl(text);
     const { Redis } = await loadIoredis();
@@ -62,6 +73,7 @@ const standalone: StoreKind = {
 const cluster: StoreKind = {
   schemes: ['redis-cluster:', 'valkey-cluster:'],
   example: 'redis-cluster://[:password@]host:7000,host:7001 (valkey-cluster:// too)',
+  elsewhere: "--store is not the app's cluster",
   async open(text) {
     const { Cluster } = await loadIoredis();
     // WHATWG URL parsing rejects a comma-separated host list, so the nodes are read from the text.
@@ -110,6 +122,7 @@ async function loadPg(): Promise<Pick<typeof import('pg'), 'Pool'>> {
 const postgres: StoreKind = {
   schemes: ['postgres:', 'postgresql:'],
   example: 'postgres://user[:password]@host:5432/db[?table=schema.table] (postgresql:// too)',
+  elsewhere: `--store is not the app's database (postgres://user@host:5432/db), or ?table= not its PostgresStore's table (default ${DEFAULT_TABLE})`,
   async open(text) {
     const url = parseUrl(text);
     const table = url.searchParams.get('table') ?? DEFAULT_TABLE;
@@ -149,7 +162,7 @@ export async function openStore(text: string): Promise<OpenedStore> {
   if (scheme === undefined) throw usageError(`--store: '${redact(text)}' is not a URL; ${schemesText()}`);
   const kind = STORE_KINDS.find((k) => k.schemes.includes(scheme));
   if (kind === undefined) throw usageError(`--store: no store for '${scheme}//'; ${schemesText()}`);
-  return kind.open(text);
+  return { ...(await kind.open(text)), elsewhere: kind.elsewhere };
 }
 
 function parseUrl(text: string): URL {

@@ -18,6 +18,7 @@ import {
 import { MemoryStore } from '../stores/memory-store.js';
 import type { Store } from '../stores/store.js';
 import type { HeaderMode } from './headers.js';
+import { rejectLimitPerRequest } from './limit-per-request.js';
 import { type ListConfig, parseList } from './lists.js';
 import type { SubjectConfig } from './subject.js';
 import type { HttpOptions, SubjectSource } from './types.js';
@@ -309,6 +310,7 @@ function buildLimiter(options: Record<string, unknown>): { limiter: Limiter; sto
     }
   }
   if (options.limiter === undefined) {
+    rejectLimitPerRequest(core);
     // The store is made here when not given, so the ban's limiters can count in it too.
     const store = (core.store as Store | undefined) ?? new MemoryStore();
     return { limiter: createLimiter({ ...core, store }), store };

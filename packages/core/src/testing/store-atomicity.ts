@@ -75,6 +75,9 @@ export interface BurstResult {
   errors: string[];
 }
 
+/** Every burst's limiter name (fireBurst) and the look's that checks their sum: a limiter's default. */
+const BURST_NAME = 'default';
+
 /**
  * Fires a burst at `store` and counts the answers. Several processes (or store objects with a
  * connection each) fire theirs at once against one counter; `verifyBurst` checks the sum.
@@ -84,6 +87,9 @@ export async function fireBurst(store: Store, burst: Burst): Promise<BurstResult
   const limiter = createLimiter({
     policies: [...policies],
     prefix,
+    // The default name, given: every burst and the look after them share the counter on purpose
+    // (ERR_SLUICE_NAME_REUSE warns of limiters that share one when neither was given a name).
+    name: BURST_NAME,
     store,
     // A late answer must show as a failure of the check, never as a quiet local decision.
     onStoreError: 'deny',
@@ -191,6 +197,7 @@ export async function checkStoreAtomicity(
     const after = await createLimiter({
       policies: [...testCase.policies],
       prefix: burst.prefix,
+      name: BURST_NAME,
       store: stores[0]!,
       storeTimeout: '30s',
       onStoreError: 'deny',

@@ -33,6 +33,8 @@ const CONFIG_SECRET_FROM_ENV = join(__dirname, 'app-config-secret-from-env.mjs')
 const CONFIG_UNNAMED = join(__dirname, 'app-config-unnamed.mjs');
 /** app-config.mjs without `ban`. */
 const CONFIG_NO_BAN = join(__dirname, 'app-config-no-ban.mjs');
+/** app-config.mjs's options on an ioredis client of a Redis that is down (port 1, a password). */
+const CONFIG_UNREACHABLE = join(__dirname, 'app-config-unreachable.mjs');
 /** A module exporting a limiter that code calls directly. */
 const CONFIG_LIMITER = join(__dirname, 'app-limiter.mjs');
 /** What app-config.mjs exports, but its store and prefix. */
@@ -405,6 +407,45 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     expect((await app.handle({ ip: '198.51.100.21' })).status).toBe(0);
   });
 
+  // Review 28: reset with the app's ban flags but another --algorithm found the ban, lifted it and said
+  // "reset ... (its ban lifted too)", exit 0, no warning: the app's counter stayed full, and the client
+  // was refused and banned again. Failed on ae2676c (counted: true, warnings []).
+  test("reset that lifts a ban but finds no policy's count says so, and warns NOTHING_COUNTED (exit 0)", async () => {
+    const { app, prefix, storeUrl } = await setUp('standalone');
+    // Two clients the app has banned: one for --json, one for the text.
+    for (const ip of ['198.51.100.26', '198.51.100.27']) {
+      for (let i = 0; i < 6; i++) await app.handle({ ip });
+      expect((await app.handle({ ip })).status).toBe(403);
+    }
+    const slidingLog = APP_OPTIONS.policies.map((p) => ({ ...(p as object), algorithm: 'sliding-log' }));
+    const wrongAlgorithm = [
+      ...limiterFlags(storeUrl, prefix).slice(0, -1),
+      JSON.stringify(slidingLog),
+      '--ban-after',
+      '2',
+      '--ban-for',
+      '10m',
+    ];
+    const json = await sluice(['reset', '--ip', '198.51.100.26', '--json', ...wrongAlgorithm]);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ banLifted: true, counted: false });
+    expect(JSON.parse(json.stdout).warnings).toEqual([
+      expect.objectContaining({
+        code: 'NOTHING_COUNTED',
+        message: expect.stringContaining(
+          'its ban was lifted, but a client the app counts elsewhere is banned again',
+        ),
+      }),
+    ]);
+    expect(json.stderr).toMatch(/^sluice: warning: nothing is counted for this subject under these flags/m);
+    const text = await sluice(['reset', '--ip', '198.51.100.27', ...wrongAlgorithm]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(
+      /^ip:198\.51\.100\.27 under "api" on .*: its ban lifted, but nothing was counted for this subject under these options: no counter to reset$/m,
+    );
+    expect(text.stdout).not.toMatch(/^reset /m);
+  });
+
   // Review 28: @sluice/fastify names its global limit 'global' when the options name none, so a module
   // shared with the plugin was read under 'default': "allowed now (nothing counted)", "not banned", no
   // warning, and --name global was refused beside --config.
@@ -523,6 +564,19 @@ describe('sluice: answers a script can act on', () => {
       new RegExp(`^sluice: cannot reach ${scheme}://ops:\\*\\*\\*@127\\.0\\.0\\.1:1: `),
     );
     expect(run.stderr).toMatch(why);
+    expect(run.stderr).not.toContain('hunter2');
+  });
+
+  // Review 28: the module's client, without an error listener as apps make it, printed "[ioredis]
+  // Unhandled error event" over and over, and the command's own line said "see the warning above",
+  // never where the store was. Failed on ae2676c (the spam, and no address in the exit-3 line).
+  test('--config whose store is down: exit 3 naming its address (password hidden), no ioredis spam', async () => {
+    const run = await sluice(['inspect', '--config', CONFIG_UNREACHABLE, '--ip', '192.0.2.1']);
+    expect(run.code).toBe(3);
+    expect(run.stderr).not.toContain('Unhandled error event');
+    expect(run.stderr).toMatch(
+      /^sluice: redis:\/\/ops:\*\*\*@127\.0\.0\.1:1\/2 \(the store of .*app-config-unreachable\.mjs\) failed to answer: .*ECONNREFUSED/m,
+    );
     expect(run.stderr).not.toContain('hunter2');
   });
 

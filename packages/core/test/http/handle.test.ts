@@ -368,8 +368,9 @@ describe('ban', () => {
   test('kept in the store: two handlers on one store (two processes) see one ban', () => {
     const clock = manualClock(1_700_000_040_000);
     const store = new MemoryStore({ clock });
-    const a = setup({ ...options, store }, clock).http;
-    const b = setup({ ...options, store }, clock).http;
+    // One name, as two processes of one app share their limits on purpose (ERR_SLUICE_NAME_REUSE).
+    const a = setup({ ...options, store, name: 'app' }, clock).http;
+    const b = setup({ ...options, store, name: 'app' }, clock).http;
     a.handle(from('1.1.1.1'));
     expect(sync(b.handle(from('1.1.1.1'))).status).toBe(429);
     expect(sync(a.handle(from('1.1.1.1'))).status).toBe(429);

@@ -56,6 +56,14 @@ function isNoScript(error: unknown): boolean {
 }
 
 /**
+ * The client as given, on the store under a registered symbol (not enumerable, not API): for `sluice
+ * --config` (cli/module-store.ts), which quiets its error events and names its address. The module's
+ * RedisStore comes from the build the app imports (ESM or CommonJS), not the command's, so neither
+ * instanceof nor state private to this module reaches it; a registered symbol does.
+ */
+export const GIVEN_CLIENT = Symbol.for('@sluice/core RedisStore client');
+
+/**
  * A store in Redis: one Lua script decides each call of every algorithm and every multi-policy
  * limiter all-or-nothing in one round trip, by Redis `TIME` unless a clock is given. Keys carry a
  * hash tag (keys.ts), so a call's keys share one Redis Cluster slot; every key has a TTL.
@@ -117,6 +125,7 @@ export class RedisStore implements Store {
       );
     }
     this.client = runner;
+    Object.defineProperty(this, GIVEN_CLIENT, { value: client });
     this.clock = clock;
     this.firstCall = offlineQueueCheck(client);
   }

@@ -1,0 +1,64 @@
+import { GIVEN_CLIENT } from '../stores/redis/redis-store.js';
+import { redact } from './stores.js';
+
+/** What the command learned of a --config module's own store client. */
+export interface ModuleClient {
+  /** Where the client connects, its password hidden; undefined when the client does not say. */
+  readonly address: string | undefined;
+  /** The client's first error since the command quieted it (a refused connection, say). */
+  firstError(): Error | undefined;
+}
+
+/** ioredis's and iovalkey's Redis and Cluster, and node-redis, as far as their address and events show. */
+interface Client {
+  on?(event: 'error', listener: (error: Error) => void): unknown;
+  listenerCount?(event: 'error'): number;
+  readonly options?: {
+    readonly host?: string;
+    readonly port?: number;
+    readonly path?: string;
+    readonly db?: number;
+    readonly username?: string;
+    readonly password?: string;
+    readonly tls?: unknown;
+    /** node-redis */
+    readonly url?: string;
+  };
+  /** ioredis Cluster (private in its types, there at run time). */
+  readonly startupNodes?: ReadonlyArray<{ readonly host?: string; readonly port?: number } | string>;
+}
+
+/**
+ * An app's client has no error listener of its own (it logs through ioredis, or not at all), so a
+ * store that is down printed "[ioredis] Unhandled error event" at every reconnection, over the
+ * command's own answer (review 28). A listener is added for the command's lifetime when the client has
+ * none; its first error and the address go into the command's exit-3 line.
+ */
+export function quietModuleClient(store: unknown): ModuleClient {
+  const client =
+    typeof store === 'object' && store !== null
+      ? ((store as Record<symbol, unknown>)[GIVEN_CLIENT] as Client | undefined)
+      : undefined;
+  let first: Error | undefined;
+  if (typeof client?.on === 'function' && client.listenerCount?.('error') === 0) {
+    client.on('error', (error) => {
+      first ??= error;
+    });
+  }
+  return { address: client === undefined ? undefined : addressOf(client), firstError: () => first };
+}
+
+function addressOf(client: Client): string | undefined {
+  if (Array.isArray(client.startupNodes)) {
+    const nodes = client.startupNodes.map((n) => (typeof n === 'string' ? n : `${n.host}:${n.port}`));
+    return `redis-cluster://${nodes.join(',')}`;
+  }
+  const o = client.options;
+  if (o === undefined) return undefined;
+  if (typeof o.url === 'string') return redact(o.url);
+  if (typeof o.path === 'string') return `redis+unix://${o.path}`;
+  if (typeof o.host !== 'string') return undefined;
+  const auth = o.password ? `${o.username ?? ''}:***@` : '';
+  const db = o.db ? `/${o.db}` : '';
+  return `${o.tls ? 'rediss' : 'redis'}://${auth}${o.host}:${o.port ?? 6379}${db}`;
+}
