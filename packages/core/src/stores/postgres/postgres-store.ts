@@ -4,7 +4,7 @@ import type { PolicyOutcome, RefundCall, Store, StoreCall, StoreLimiter, StoreOu
 import { markLifeMs, markOf } from '../store.js';
 import { batchSql, MAX_BATCH_CALLS, type Queued, settle } from './batch.js';
 import { type PostgresClient, type SqlRunner, sqlRunnerFor } from './clients/runner.js';
-import { namesOf, parseTable, schemaSql, type TableName } from './schema.js';
+import { FOREIGN_TABLE_STATE, namesOf, parseTable, schemaSql, TABLE_MARK, type TableName } from './schema.js';
 import { bigintElements, textElements } from './sql-literals.js';
 
 export interface PostgresStoreOptions {
@@ -254,12 +254,22 @@ export class PostgresStore implements Store {
         () => {},
         (error: unknown) => {
           this.creating = undefined;
-          throw error;
+          throw foreignTable(error, this.table);
         },
       );
     }
     return this.creating;
   }
+}
+
+/** The schema's refusal of a table Sluice did not create, as the coded error saying what to do instead. */
+function foreignTable(error: unknown, table: TableName): unknown {
+  if ((error as { code?: unknown } | undefined)?.code !== FOREIGN_TABLE_STATE) return error;
+  return new SluiceConfigError(
+    ErrorCodes.FOREIGN_TABLE,
+    'PostgresStore.table',
+    `table ${namesOf(table).table} exists and Sluice did not create it (no "${TABLE_MARK}" comment, nor the exact shape of a table Sluice created); the store deletes the expired rows of its table, so it takes no table of the app's: give it a table name no table of the app's has (table: '${DEFAULT_TABLE}' is the default)`,
+  );
 }
 
 /** The call's outcome from the function's reply: `now` is the caller's clock, or undefined to take the database's. */

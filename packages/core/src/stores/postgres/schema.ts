@@ -110,9 +110,41 @@ END $$;
 }
 
 /**
+ * The comment Sluice puts on a table it creates: how it tells its own table from an app's (the sweep
+ * deletes a table's expired rows, so a table of the app's named by `table` must never be taken).
+ */
+export const TABLE_MARK = 'Sluice PostgresStore table';
+/** The SQLSTATE (class SL: Sluice's own) the schema raises for a table Sluice did not create. */
+export const FOREIGN_TABLE_STATE = 'SL001';
+
+/**
+ * SQL for what `table` is: 'missing'; 'sluice', a table with Sluice's mark, or with none but exactly
+ * the table releases before the mark created (its columns with their types, collation and NOT NULLs,
+ * and its two indexes by name: a table of the app's matches none of that by chance); else 'foreign'.
+ */
+export function tableVerdictSql(table: TableName): string {
+  const { table: qualified } = namesOf(table);
+  return `(SELECT CASE
+    WHEN t.oid IS NULL THEN 'missing'
+    WHEN obj_description(t.oid, 'pg_class') LIKE '${TABLE_MARK}%' THEN 'sluice'
+    WHEN (SELECT array_agg(format('%s %s %s %s', a.attname, format_type(a.atttypid, a.atttypmod),
+            coalesce(c.collname, '-'), a.attnotnull) ORDER BY a.attnum)
+          FROM pg_attribute a LEFT JOIN pg_collation c ON c.oid = a.attcollation
+          WHERE a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped)
+        = ARRAY['key text C t', 'state bigint[] - f', 'expires_at bigint - t']
+      AND (SELECT array_agg(ic.relname::text ORDER BY ic.relname)
+          FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid WHERE i.indrelid = t.oid)
+        = ARRAY['${table.name}_expires_at', '${table.name}_pkey'] THEN 'sluice'
+    ELSE 'foreign' END
+  FROM (SELECT to_regclass('${qualified}')::oid AS oid) t)`;
+}
+
+/**
  * Everything the store needs, as SQL statements to run in one transaction (PostgresStore runs them
  * so, when `createTable` is on). Idempotent; the advisory lock (held until the transaction ends)
- * serializes processes creating it at once, which DDL alone does not.
+ * serializes processes creating it at once, which DDL alone does not. The table is created, marked
+ * and indexed only when missing (so a run on a live table takes no lock on it), and a table that is
+ * there but not Sluice's stops the run (FOREIGN_TABLE_STATE) before anything is created beside it.
  */
 export function schemaSql(table: TableName): string {
   const { table: qualified, call: callName, one } = namesOf(table);
@@ -131,12 +163,23 @@ SELECT pg_advisory_xact_lock(hashtext('sluice schema'), ${SCHEMA_VERSION});
 
 -- One row per key of every limiter: key (prefix, limiter, policy, algorithm, subject), the algorithm's
 -- state, and when the row may be deleted (ms since the epoch, database clock).
-CREATE TABLE IF NOT EXISTS ${qualified} (
-  key text COLLATE "C" PRIMARY KEY,
-  state bigint[],
-  expires_at bigint NOT NULL
-) WITH (fillfactor = 80);
-CREATE INDEX IF NOT EXISTS ${table.name}_expires_at ON ${qualified} (expires_at);
+DO $sluice$ BEGIN
+  CASE ${tableVerdictSql(table)}
+    WHEN 'missing' THEN
+      CREATE TABLE IF NOT EXISTS ${qualified} (
+        key text COLLATE "C" PRIMARY KEY,
+        state bigint[],
+        expires_at bigint NOT NULL
+      ) WITH (fillfactor = 80);
+      CREATE INDEX ${table.name}_expires_at ON ${qualified} (expires_at);
+      COMMENT ON TABLE ${qualified} IS '${TABLE_MARK} (schema v${SCHEMA_VERSION}): created by Sluice, which deletes its expired rows';
+    WHEN 'foreign' THEN
+      RAISE EXCEPTION 'sluice: table ${qualified} was not created by Sluice'
+        USING ERRCODE = '${FOREIGN_TABLE_STATE}',
+          HINT = 'PostgresStore deletes the expired rows of its table: give it a table of its own';
+    ELSE NULL;
+  END CASE;
+END $sluice$;
 
 ${qualify(helpers)}
 ${twins()
