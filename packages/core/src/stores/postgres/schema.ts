@@ -11,10 +11,17 @@ import call from './call.sql';
  * what they run can share one database (and one table: a release that changes a state's layout gives
  * its algorithm a new code, so the keys differ too). The table's layout is kept across versions.
  * Version 2 (the call function takes a batch of calls) decides on the same rows, keys and states as
- * version 1 and locks them in the same order, so processes of both share counters without deadlock.
+ * version 1, locks them in the same order (call.sql) and creates its schema under the same lock
+ * (SCHEMA_LOCK), so processes of both share counters and start together without deadlock or race.
  */
 export const SCHEMA_VERSION = 2;
 const PREFIX = `sluice_v${SCHEMA_VERSION}_`;
+/**
+ * The advisory lock every version's schema takes: version 1's, which is released and cannot change.
+ * Version 2 took a key of its own, so a v1 and a v2 process starting on an empty database created
+ * the table at once (23505 on pg_type_typname_nsp_index in half the runs of an attack).
+ */
+const SCHEMA_LOCK = `hashtext('sluice schema'), 1`;
 
 /**
  * How much longer rows live, on the database's clock, than a caller's clock says they matter. A stale
@@ -159,7 +166,7 @@ export function schemaSql(table: TableName): string {
     .replaceAll('{{grace}}', String(CLOCK_GRACE_MS))
     .replaceAll('{{sweep}}', String(SWEEP_ROWS));
   return `-- Sluice PostgresStore schema v${SCHEMA_VERSION} for table ${qualified} (PostgresStore.schema()).
-SELECT pg_advisory_xact_lock(hashtext('sluice schema'), ${SCHEMA_VERSION});
+SELECT pg_advisory_xact_lock(${SCHEMA_LOCK});
 
 -- One row per key of every limiter: key (prefix, limiter, policy, algorithm, subject), the algorithm's
 -- state, and when the row may be deleted (ms since the epoch, database clock).
