@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLimiter, ErrorCodes, PostgresStore, type StoreCall } from '@sluice/core';
+import { createLimiter, ErrorCodes, PostgresStore } from '@sluice/core';
 import { makeClient, serverPerFile, uniquePrefix } from '../../packages/core/test/postgres/clients.js';
 import { describePostgres } from '../support/postgres.js';
 import { recordWarnings } from '../support/warnings.js';
@@ -20,18 +20,6 @@ describePostgres("a PostgresStore whose table option names the app's own table",
   const warnings = recordWarnings();
   const db = serverPerFile();
 
-  /** The errors the store's calls reject with (the limiter keeps only their message). */
-  function failuresOf(store: PostgresStore): unknown[] {
-    const failures: unknown[] = [];
-    const consume = store.consume.bind(store);
-    store.consume = (call: StoreCall) =>
-      consume(call).catch((error: unknown) => {
-        failures.push(error);
-        throw error;
-      });
-    return failures;
-  }
-
   test('an app table with key, state and expires_at columns is refused with a coded error; its rows stay', async () => {
     await db.admin.query(`CREATE TABLE cache (key text PRIMARY KEY, state text, expires_at bigint, payload text);
       INSERT INTO cache SELECT 'app-' || g, 'ready', 1000, 'precious' FROM generate_series(1, 100) g`);
@@ -39,7 +27,6 @@ describePostgres("a PostgresStore whose table option names the app's own table",
       client: await makeClient('pg Pool', db.server.url, { max: 2 }),
       table: 'cache',
     });
-    const failures = failuresOf(store);
     const limiter = createLimiter({
       prefix: uniquePrefix('foreign'),
       limit: 3,
@@ -56,9 +43,11 @@ describePostgres("a PostgresStore whose table option names the app's own table",
     expect(rows.rows[0].n).toBe(100);
     const indexes = await db.admin.query("SELECT indexname FROM pg_indexes WHERE tablename = 'cache'");
     expect(indexes.rows.map((r) => r.indexname)).toEqual(['cache_pkey']);
-    expect(failures[0]).toMatchObject({ code: ErrorCodes.FOREIGN_TABLE, option: 'PostgresStore.table' });
-    expect((failures[0] as Error).message).toContain('table cache exists and Sluice did not create it');
-    expect((failures[0] as Error).message).toContain("table: 'sluice_limits'");
+    // Found when the store got ready for its first call, and said again by each later attempt.
+    const refusal = await store.ready()?.catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ code: ErrorCodes.FOREIGN_TABLE, option: 'PostgresStore.table' });
+    expect((refusal as Error).message).toContain('table cache exists and Sluice did not create it');
+    expect((refusal as Error).message).toContain("table: 'sluice_limits'");
     expect(warnings.codes).toEqual([ErrorCodes.STORE_DEGRADED]);
 
     // A migration running schema() for it stops as well, creating nothing beside it.

@@ -4,7 +4,8 @@ import type { PolicyOutcome, RefundCall, Store, StoreCall, StoreLimiter, StoreOu
 import { markLifeMs, markOf } from '../store.js';
 import { batchSql, MAX_BATCH_CALLS, type Queued, settle } from './batch.js';
 import { type PostgresClient, type SqlRunner, sqlRunnerFor } from './clients/runner.js';
-import { FOREIGN_TABLE_STATE, namesOf, parseTable, schemaSql, TABLE_MARK, type TableName } from './schema.js';
+import { Readiness } from './readiness.js';
+import { DEFAULT_TABLE, namesOf, parseTable, schemaSql, type TableName } from './schema.js';
 import { bigintElements, textElements } from './sql-literals.js';
 
 export interface PostgresStoreOptions {
@@ -19,7 +20,6 @@ export interface PostgresStoreOptions {
 }
 
 const OPTION_KEYS = ['client', 'table', 'createTable', 'clock'];
-export const DEFAULT_TABLE = 'sluice_limits';
 /** Reply fields per policy: allowed (1/0), remaining, resetMs, retryAfterMs (-1: never), delayMs. */
 const REPLY_FIELDS = 5;
 /** SQLSTATEs of a schema that is not there (yet): undefined_function, undefined_table. */
@@ -92,9 +92,8 @@ export class PostgresStore implements Store {
   private readonly runner: SqlRunner;
   private readonly table: TableName;
   private readonly callName: string;
-  private readonly createTable: boolean;
-  /** The schema being created (once per store); undefined until a call finds it missing. */
-  private creating: Promise<void> | undefined;
+  /** Whether the table and functions are there (readiness.ts): calls wait for it apart from storeTimeout. */
+  private readonly readiness: Readiness;
   /** Calls of this turn, sent together once it ends (or once MAX_BATCH_CALLS of them wait). */
   private queue: Queued[] = [];
 
@@ -161,8 +160,13 @@ export class PostgresStore implements Store {
     this.table = tableOf(table, 'PostgresStore.table');
     this.callName = namesOf(this.table).call;
     this.runner = runner;
-    this.createTable = createTable;
+    this.readiness = new Readiness(runner, this.table, createTable);
     this.clock = clock;
+  }
+
+  /** Undefined once the store found (or created) its table and functions; until then, that attempt. */
+  ready(): Promise<void> | undefined {
+    return this.readiness.wait();
   }
 
   async consume(call: StoreCall): Promise<StoreOutcome> {
@@ -229,47 +233,20 @@ export class PostgresStore implements Store {
     );
   }
 
-  /** One statement; when the schema is missing, creates it (createTable) and runs the statement again. */
+  /**
+   * One statement, once the store is ready (a call made without the limiter's wait). The schema gone
+   * since (dropped): this statement fails, and the next call checks it again, creating it if need be.
+   */
   private async run(text: string): Promise<string | null> {
+    const starting = this.readiness.wait();
+    if (starting !== undefined) await starting;
     try {
       return await this.runner.run(text);
     } catch (error) {
-      if (!MISSING.has((error as { code?: unknown })?.code as string)) throw error;
-      if (!this.createTable) {
-        throw new Error(
-          `sluice: the PostgresStore table or functions are missing (${(error as Error).message}); create them with the SQL of PostgresStore.schema(${
-            this.table.name === DEFAULT_TABLE && this.table.schema === undefined ? '' : '{ table }'
-          }) in a migration, or pass createTable: true`,
-        );
-      }
-      await this.created();
-      return await this.runner.run(text);
+      if (MISSING.has((error as { code?: unknown } | undefined)?.code as string)) this.readiness.lost();
+      throw error;
     }
   }
-
-  /** Creates the schema once per store; a failed attempt is tried again by the next call. */
-  private created(): Promise<void> {
-    if (this.creating === undefined) {
-      this.creating = this.runner.run(schemaSql(this.table)).then(
-        () => {},
-        (error: unknown) => {
-          this.creating = undefined;
-          throw foreignTable(error, this.table);
-        },
-      );
-    }
-    return this.creating;
-  }
-}
-
-/** The schema's refusal of a table Sluice did not create, as the coded error saying what to do instead. */
-function foreignTable(error: unknown, table: TableName): unknown {
-  if ((error as { code?: unknown } | undefined)?.code !== FOREIGN_TABLE_STATE) return error;
-  return new SluiceConfigError(
-    ErrorCodes.FOREIGN_TABLE,
-    'PostgresStore.table',
-    `table ${namesOf(table).table} exists and Sluice did not create it (no "${TABLE_MARK}" comment, nor the exact shape of a table Sluice created); the store deletes the expired rows of its table, so it takes no table of the app's: give it a table name no table of the app's has (table: '${DEFAULT_TABLE}' is the default)`,
-  );
 }
 
 /** The call's outcome from the function's reply: `now` is the caller's clock, or undefined to take the database's. */

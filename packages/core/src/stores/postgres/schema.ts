@@ -33,6 +33,9 @@ export const CLOCK_GRACE_MS = 600_000;
 /** Expired rows a consume deletes at most: bounded work per call, and more than a call creates. */
 export const SWEEP_ROWS = 16;
 
+/** The table every limiter's counters go to unless `table` says otherwise. */
+export const DEFAULT_TABLE = 'sluice_limits';
+
 /** A plain SQL identifier (folded to lower case by PostgreSQL, as when written unquoted). */
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** PostgreSQL's longest identifier, less the suffix the call function adds to the table's name. */
