@@ -21,14 +21,21 @@ import {
  */
 export const READY_TIMEOUT_MS = 3000;
 
+/** SQLSTATE insufficient_privilege: the role may not create in the schema. */
+const NO_PRIVILEGE = '42501';
+
 /**
  * Whether a PostgresStore's table and functions are there, found once per store before its first
  * statement, and created when missing (createTable). Every call waiting shares one attempt; a failed
- * attempt is made again by the next call the circuit lets through.
+ * attempt is made again by the next call the circuit lets through, except the creation itself once
+ * the database refused the role the right to it: the error then says how to create them instead, and
+ * no later attempt runs the DDL again (only the check, which finds them once a migration made them).
  */
 export class Readiness {
   private ready = false;
   private preparing: Promise<void> | undefined;
+  /** Why the schema cannot be created by this store (the role's rights), once the database said so. */
+  private cannotCreate: Error | undefined;
 
   constructor(
     private readonly runner: SqlRunner,
@@ -84,11 +91,17 @@ export class Readiness {
         `sluice: the PostgresStore table or functions are missing; create them with the SQL of ${this.schemaCall()} in a migration, or pass createTable: true`,
       );
     }
+    if (this.cannotCreate !== undefined) throw this.cannotCreate;
     try {
       await this.runner.run(schemaSql(this.table));
     } catch (error) {
-      if ((error as { code?: unknown } | undefined)?.code === FOREIGN_TABLE_STATE) throw this.foreign();
-      throw error;
+      const code = (error as { code?: unknown } | undefined)?.code;
+      if (code === FOREIGN_TABLE_STATE) throw this.foreign();
+      if (code !== NO_PRIVILEGE) throw error;
+      this.cannotCreate = new Error(
+        `sluice: PostgresStore could not create its table and functions (${(error as Error).message}): create them with the SQL of ${this.schemaCall()}, run by a role that may (a migration), and pass createTable: false; the app's role then needs only SELECT, INSERT, UPDATE and DELETE on the table`,
+      );
+      throw this.cannotCreate;
     }
   }
 
