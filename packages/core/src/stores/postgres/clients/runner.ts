@@ -10,7 +10,7 @@ export type PostgresClient = PgQueryable | PostgresJsSql;
  * too), one statement, or several in one transaction; answer the first column of the last row.
  */
 export interface SqlRunner {
-  /** The value of column `r` of the first row, as text. */
+  /** The value of the first row's one column (`r`), as text. */
   run(text: string): Promise<string | null>;
 }
 
