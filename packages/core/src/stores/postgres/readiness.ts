@@ -79,6 +79,9 @@ export class Readiness {
   }
 
   private async prepare(): Promise<void> {
+    // Not a statement queued where it would wait out READY_TIMEOUT_MS: the calls fail over at once.
+    const notReady = this.runner.notReady?.();
+    if (notReady !== undefined) throw new Error(`sluice: ${notReady}`);
     const { call } = namesOf(this.table);
     const found = await this.runner.run(
       `SELECT ${tableVerdictSql(this.table)} || ',' || (to_regproc('${call}') IS NOT NULL)::text AS r`,

@@ -12,6 +12,8 @@ export type PostgresClient = PgQueryable | PostgresJsSql;
 export interface SqlRunner {
   /** The value of the first row's one column (`r`), as text. */
   run(text: string): Promise<string | null>;
+  /** Why the client cannot run a statement now, or undefined (it can, or may once connected). */
+  notReady?(): string | undefined;
 }
 
 /** The runner for a client, told apart by its shape (no client library is imported); undefined for anything else. */
