@@ -84,7 +84,9 @@ function planOf(limiter: StoreLimiter): Plan {
  * multi-policy limiter all-or-nothing, in one statement and one round trip, by the database's
  * clock unless a clock is given. The calls of one event-loop turn share that statement (as RedisStore's
  * share a script run), so a burst holds one connection, not one per call. No prepared statement and
- * no session state, so it runs through PgBouncer in transaction mode.
+ * no session state, so it runs through PgBouncer in transaction mode. Before its first statement it
+ * gets ready (readiness.ts: its table and functions checked, created when missing), which the limiter
+ * waits for apart from storeTimeout.
  */
 export class PostgresStore implements Store {
   readonly local = false;
@@ -235,7 +237,8 @@ export class PostgresStore implements Store {
 
   /**
    * One statement, once the store is ready (a call made without the limiter's wait). The schema gone
-   * since (dropped): this statement fails, and the next call checks it again, creating it if need be.
+   * since (dropped): checked again, created if need be (within these calls' storeTimeout: a rare
+   * event, unlike a start), and the statement run again.
    */
   private async run(text: string): Promise<string | null> {
     const starting = this.readiness.wait();
@@ -243,8 +246,10 @@ export class PostgresStore implements Store {
     try {
       return await this.runner.run(text);
     } catch (error) {
-      if (MISSING.has((error as { code?: unknown } | undefined)?.code as string)) this.readiness.lost();
-      throw error;
+      if (!MISSING.has((error as { code?: unknown } | undefined)?.code as string)) throw error;
+      this.readiness.lost();
+      await this.readiness.wait();
+      return await this.runner.run(text);
     }
   }
 }

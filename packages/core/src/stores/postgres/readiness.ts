@@ -19,7 +19,7 @@ import {
  * its own quota (an attack measured 120 to 180 admitted against a limit of 100). Bounded, so a
  * database that cannot be reached at start costs a call this long at most before onStoreError.
  */
-export const READY_TIMEOUT_MS = 3000;
+const READY_TIMEOUT_MS = 3000;
 
 /** SQLSTATE insufficient_privilege: the role may not create in the schema. */
 const NO_PRIVILEGE = '42501';
