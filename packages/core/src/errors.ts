@@ -38,6 +38,17 @@ export const ErrorCodes = {
    * with enableOfflineQueue: false, so the first calls are decided without Redis.
    */
   OFFLINE_QUEUE_OFF: 'ERR_SLUICE_OFFLINE_QUEUE_OFF',
+  /**
+   * Not thrown at construction: a PostgresStore's `table` names a table Sluice did not create (an
+   * app's own), found at the store's first use; the store's calls fail (onStoreError) rather than
+   * take it, as its sweep would delete the table's expired rows.
+   */
+  FOREIGN_TABLE: 'ERR_SLUICE_FOREIGN_TABLE',
+  /**
+   * A process warning, not an error: a PostgresStore's first call found its pg Client never connected
+   * (pg holds every query until connect()), so its calls are decided by onStoreError until it is.
+   */
+  NOT_CONNECTED: 'ERR_SLUICE_NOT_CONNECTED',
   /** A process warning, not an error: a window written as a bare number under 1,000 (ms): likely seconds. */
   WINDOW_IN_SECONDS: 'ERR_SLUICE_WINDOW_IN_SECONDS',
 } as const;

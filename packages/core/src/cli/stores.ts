@@ -1,5 +1,6 @@
 import { SluiceConfigError } from '../errors.js';
-import { DEFAULT_TABLE, PostgresStore } from '../stores/postgres/postgres-store.js';
+import { PostgresStore } from '../stores/postgres/postgres-store.js';
+import { DEFAULT_TABLE } from '../stores/postgres/schema.js';
 import { RedisStore } from '../stores/redis/redis-store.js';
 import type { Store } from '../stores/store.js';
 import { CliError, ExitCodes, usageError } from './exit-codes.js';

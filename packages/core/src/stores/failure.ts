@@ -124,13 +124,23 @@ export class StoreGuard {
 
   decide(call: StoreCall): Decision | Promise<Decision> {
     const sentAt = this.now();
-    const { denials } = this;
-    const cached = denials?.lookup(call.subject, call.cost, sentAt);
+    const cached = this.denials?.lookup(call.subject, call.cost, sentAt);
     if (cached !== undefined) return this.announce(cached, call, undefined);
-    const moment = denials === undefined ? 0 : denials.moment;
     const admission = this.breaker.admit();
     if (admission === 'refuse') return this.degrade(call);
     if (admission === 'probe') this.see('half-open');
+    const starting = this.store.ready?.();
+    if (starting === undefined) return this.send(call, admission, sentAt);
+    // Not ready yet (a cold start): the call's storeTimeout starts once the store is.
+    return starting.then(
+      () => this.send(call, admission, this.now()),
+      (error: unknown) => this.failed(call, admission, error),
+    );
+  }
+
+  /** The call to the store, within storeTimeout. */
+  private send(call: StoreCall, admission: Admission, sentAt: number): Decision | Promise<Decision> {
+    const moment = this.denials === undefined ? 0 : this.denials.moment;
     let answer: Promise<StoreOutcome>;
     try {
       answer = Promise.resolve(this.store.consume(call));
@@ -253,6 +263,9 @@ export class StoreGuard {
   private async skipFailure(run: () => void | Promise<void>): Promise<void> {
     if (this.breaker.isOpen) return;
     try {
+      // Only when not ready: a wait for nothing would put the call behind those made after it.
+      const starting = this.store.ready?.();
+      if (starting !== undefined) await starting;
       await this.deadlines.race(Promise.resolve(run()));
     } catch {
       // Swallowed by design: see the class comment.

@@ -71,6 +71,14 @@ export interface Store {
    * clock moves them all; without one they use the process's clock.
    */
   readonly clock?: () => number;
+  /**
+   * For a store that connects and prepares itself before it can answer (PostgresStore: a connection,
+   * its table and functions): a promise that settles once it is ready, rejecting with why it is not
+   * (within a bound of the store's own), or undefined once it is. Calls wait for it before their
+   * `storeTimeout` starts: a cold start's setup is not the store being slow, and counting it made a
+   * fresh process's first burst time out and be decided by the local fallback.
+   */
+  ready?(): Promise<void> | undefined;
   consume(call: StoreCall): StoreOutcome | Promise<StoreOutcome>;
   refund(call: RefundCall): void | Promise<void>;
   /** Forgets the subject under every subject-scoped policy of the limiter. */

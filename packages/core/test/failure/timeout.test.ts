@@ -136,3 +136,57 @@ describe('storeTimeout', () => {
     await jest.advanceTimersByTimeAsync(10);
   });
 });
+
+describe('a store getting ready (Store.ready)', () => {
+  /** A ControlledStore that is not ready until the test says, as PostgresStore before its first connection. */
+  class StartingStore extends ControlledStore {
+    private starting: Promise<void> | undefined;
+    finish!: (error?: Error) => void;
+    constructor() {
+      super();
+      this.starting = new Promise<void>((resolve, reject) => {
+        this.finish = (error) => (error === undefined ? resolve() : reject(error));
+      }).finally(() => {
+        this.starting = undefined;
+      });
+    }
+    ready(): Promise<void> | undefined {
+      return this.starting;
+    }
+  }
+
+  test('calls wait for it outside storeTimeout, then are decided by the store', async () => {
+    const store = new StartingStore();
+    const limiter = createLimiter({
+      limit: 5,
+      window: '1m',
+      store,
+      storeTimeout: 250,
+      onStoreError: 'allow',
+    });
+    const consume = track(limiter.consume('a'));
+    const reset = track(limiter.reset('b'));
+    await jest.advanceTimersByTimeAsync(1000);
+    expect([consume.settled, reset.settled, store.calls.consume, store.calls.reset]).toEqual([
+      false,
+      false,
+      0,
+      0,
+    ]);
+    store.finish();
+    await jest.advanceTimersByTimeAsync(LATER);
+    expect(consume.value).toMatchObject({ allowed: true, remaining: 4 });
+    expect(consume.value?.degraded).toBeUndefined();
+    expect(store.calls).toMatchObject({ consume: 1, reset: 1 });
+  });
+
+  test('a store that cannot get ready: the calls waiting follow onStoreError', async () => {
+    const store = new StartingStore();
+    const limiter = createLimiter({ limit: 5, window: '1m', store, onStoreError: 'deny' });
+    const consume = track(limiter.consume('a'));
+    store.finish(new Error('could not connect'));
+    await jest.advanceTimersByTimeAsync(LATER);
+    expect(consume.value).toMatchObject({ allowed: false, degraded: true, reason: 'store-error' });
+    expect(store.calls.consume).toBe(0);
+  });
+});

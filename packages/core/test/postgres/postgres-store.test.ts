@@ -162,6 +162,16 @@ describePostgres('PostgresStore on a server', () => {
     expect((await limiter.consume('a')).allowed).toBe(false);
   });
 
+  test('a table dropped under a running store is created again by the call that finds it gone', async () => {
+    const store = new PostgresStore({ client: await makeClient('pg Pool', db.server.url), table: 'dropped' });
+    const limiter = limiterOn(store);
+    expect((await limiter.consume('a')).degraded).toBeUndefined();
+    await db.admin.query('DROP TABLE dropped');
+    const again = await limiter.consume('a');
+    expect([again.allowed, again.remaining, again.degraded]).toEqual([true, 1, undefined]);
+    expect(warnings.codes).toEqual([]);
+  });
+
   test('hostile subjects stay in their own keys', async () => {
     const store = new PostgresStore({ client: await makeClient('pg Client', db.server.url) });
     const limiter = limiterOn(store);

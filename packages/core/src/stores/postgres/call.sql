@@ -1,7 +1,8 @@
 -- Sluice: the calls of PostgresStore, a batch of them decided in one statement (stores/postgres/schema.ts
 -- fills in {{table}}, {{call}}, {{one}}, {{grace}} and {{sweep}}). {{call}} takes the calls one event-loop
--- turn of a process made, locks every row they write in one global order (keys sorted in the "C"
--- collation), so batches that share keys, in whatever order, never deadlock, then decides each call in
+-- turn of a process made, locks every row they write in one global order (policy keys, then reset
+-- marks, each sorted in the "C" collation: version 1's order), so batches that share keys, in whatever
+-- order, never deadlock, nor with version 1's calls, then decides each call in
 -- turn with {{one}}, as it would be decided alone in that order. It runs in the statement's own
 -- transaction at READ COMMITTED, so none fails to serialize.
 --
@@ -129,6 +130,7 @@ DECLARE
   calls int := coalesce(array_length(ops, 1), 0);
   db_now bigint;
   held text[] := '{}';
+  marks text[] := '{}';
   writers int := 0;
   k text;
   ki int := 0;
@@ -141,11 +143,14 @@ BEGIN
       USING HINT = 'do not set default_transaction_isolation for the role or database Sluice uses';
   END IF;
 
-  -- The rows the batch writes: a consume's and a reset's keys (marks included), a refund's policy keys
-  -- (it only reads the marks). A peek writes nothing and waits for nothing.
+  -- The rows the batch writes: a consume's and a reset's keys, a reset's marks (apart: see below), a
+  -- refund's policy keys (it only reads the marks). A peek writes nothing and waits for nothing.
   FOR i IN 1..calls LOOP
-    IF ops[i] IN ('c', 'd') THEN
+    IF ops[i] = 'c' THEN
       held := held || keys[ki + 1:ki + key_counts[i]];
+    ELSIF ops[i] = 'd' THEN
+      held := held || keys[ki + 1:ki + key_counts[i] / 2];
+      marks := marks || keys[ki + key_counts[i] / 2 + 1:ki + key_counts[i]];
     ELSIF ops[i] = 'r' THEN
       held := held || keys[ki + 1:ki + sizes[i]];
     END IF;
@@ -153,9 +158,17 @@ BEGIN
     ki := ki + key_counts[i];
   END LOOP;
 
-  -- Locked all at once, before any call runs, in key order, creating the missing ones (an empty state,
-  -- which decides as none): no call of the batch then waits while holding a row out of order.
-  FOR k IN SELECT DISTINCT u COLLATE "C" FROM unnest(held) u ORDER BY 1 LOOP
+  -- Locked all at once, before any call runs, creating the missing ones (an empty state, which decides
+  -- as none): no call of the batch then waits while holding a row out of order. The order is version
+  -- 1's, which is released and cannot change: every policy key in key order, then the reset marks in
+  -- key order (its reset deletes the subject's keys, then writes their marks). A mark sorts before its
+  -- keys ('#' < ':'), so one sort of both had a v1 reset and this one's of a subject deadlock.
+  FOR k IN
+    SELECT u.k FROM (
+      SELECT h COLLATE "C" AS k, false AS mark FROM unnest(held) h
+      UNION SELECT m COLLATE "C", true FROM unnest(marks) m
+    ) u ORDER BY u.mark, u.k
+  LOOP
     LOOP
       PERFORM 1 FROM {{table}} t WHERE t.key = k FOR UPDATE;
       EXIT WHEN FOUND;

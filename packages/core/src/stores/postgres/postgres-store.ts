@@ -4,7 +4,8 @@ import type { PolicyOutcome, RefundCall, Store, StoreCall, StoreLimiter, StoreOu
 import { markLifeMs, markOf } from '../store.js';
 import { batchSql, MAX_BATCH_CALLS, type Queued, settle } from './batch.js';
 import { type PostgresClient, type SqlRunner, sqlRunnerFor } from './clients/runner.js';
-import { namesOf, parseTable, schemaSql, type TableName } from './schema.js';
+import { Readiness } from './readiness.js';
+import { DEFAULT_TABLE, namesOf, parseTable, schemaSql, type TableName } from './schema.js';
 import { bigintElements, textElements } from './sql-literals.js';
 
 export interface PostgresStoreOptions {
@@ -19,7 +20,6 @@ export interface PostgresStoreOptions {
 }
 
 const OPTION_KEYS = ['client', 'table', 'createTable', 'clock'];
-export const DEFAULT_TABLE = 'sluice_limits';
 /** Reply fields per policy: allowed (1/0), remaining, resetMs, retryAfterMs (-1: never), delayMs. */
 const REPLY_FIELDS = 5;
 /** SQLSTATEs of a schema that is not there (yet): undefined_function, undefined_table. */
@@ -84,7 +84,9 @@ function planOf(limiter: StoreLimiter): Plan {
  * multi-policy limiter all-or-nothing, in one statement and one round trip, by the database's
  * clock unless a clock is given. The calls of one event-loop turn share that statement (as RedisStore's
  * share a script run), so a burst holds one connection, not one per call. No prepared statement and
- * no session state, so it runs through PgBouncer in transaction mode.
+ * no session state, so it runs through PgBouncer in transaction mode. Before its first statement it
+ * gets ready (readiness.ts: its table and functions checked, created when missing), which the limiter
+ * waits for apart from storeTimeout.
  */
 export class PostgresStore implements Store {
   readonly local = false;
@@ -92,9 +94,8 @@ export class PostgresStore implements Store {
   private readonly runner: SqlRunner;
   private readonly table: TableName;
   private readonly callName: string;
-  private readonly createTable: boolean;
-  /** The schema being created (once per store); undefined until a call finds it missing. */
-  private creating: Promise<void> | undefined;
+  /** Whether the table and functions are there (readiness.ts): calls wait for it apart from storeTimeout. */
+  private readonly readiness: Readiness;
   /** Calls of this turn, sent together once it ends (or once MAX_BATCH_CALLS of them wait). */
   private queue: Queued[] = [];
 
@@ -161,8 +162,13 @@ export class PostgresStore implements Store {
     this.table = tableOf(table, 'PostgresStore.table');
     this.callName = namesOf(this.table).call;
     this.runner = runner;
-    this.createTable = createTable;
+    this.readiness = new Readiness(runner, this.table, createTable);
     this.clock = clock;
+  }
+
+  /** Undefined once the store found (or created) its table and functions; until then, that attempt. */
+  ready(): Promise<void> | undefined {
+    return this.readiness.wait();
   }
 
   async consume(call: StoreCall): Promise<StoreOutcome> {
@@ -229,36 +235,22 @@ export class PostgresStore implements Store {
     );
   }
 
-  /** One statement; when the schema is missing, creates it (createTable) and runs the statement again. */
+  /**
+   * One statement, once the store is ready (a call made without the limiter's wait). The schema gone
+   * since (dropped): checked again, created if need be (within these calls' storeTimeout: a rare
+   * event, unlike a start), and the statement run again.
+   */
   private async run(text: string): Promise<string | null> {
+    const starting = this.readiness.wait();
+    if (starting !== undefined) await starting;
     try {
       return await this.runner.run(text);
     } catch (error) {
-      if (!MISSING.has((error as { code?: unknown })?.code as string)) throw error;
-      if (!this.createTable) {
-        throw new Error(
-          `sluice: the PostgresStore table or functions are missing (${(error as Error).message}); create them with the SQL of PostgresStore.schema(${
-            this.table.name === DEFAULT_TABLE && this.table.schema === undefined ? '' : '{ table }'
-          }) in a migration, or pass createTable: true`,
-        );
-      }
-      await this.created();
+      if (!MISSING.has((error as { code?: unknown } | undefined)?.code as string)) throw error;
+      this.readiness.lost();
+      await this.readiness.wait();
       return await this.runner.run(text);
     }
-  }
-
-  /** Creates the schema once per store; a failed attempt is tried again by the next call. */
-  private created(): Promise<void> {
-    if (this.creating === undefined) {
-      this.creating = this.runner.run(schemaSql(this.table)).then(
-        () => {},
-        (error: unknown) => {
-          this.creating = undefined;
-          throw error;
-        },
-      );
-    }
-    return this.creating;
   }
 }
 

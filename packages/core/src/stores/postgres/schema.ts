@@ -11,10 +11,17 @@ import call from './call.sql';
  * what they run can share one database (and one table: a release that changes a state's layout gives
  * its algorithm a new code, so the keys differ too). The table's layout is kept across versions.
  * Version 2 (the call function takes a batch of calls) decides on the same rows, keys and states as
- * version 1 and locks them in the same order, so processes of both share counters without deadlock.
+ * version 1, locks them in the same order (call.sql) and creates its schema under the same lock
+ * (SCHEMA_LOCK), so processes of both share counters and start together without deadlock or race.
  */
 export const SCHEMA_VERSION = 2;
 const PREFIX = `sluice_v${SCHEMA_VERSION}_`;
+/**
+ * The advisory lock every version's schema takes: version 1's, which is released and cannot change.
+ * Version 2 took a key of its own, so a v1 and a v2 process starting on an empty database created
+ * the table at once (23505 on pg_type_typname_nsp_index in half the runs of an attack).
+ */
+const SCHEMA_LOCK = `hashtext('sluice schema'), 1`;
 
 /**
  * How much longer rows live, on the database's clock, than a caller's clock says they matter. A stale
@@ -25,6 +32,9 @@ const PREFIX = `sluice_v${SCHEMA_VERSION}_`;
 export const CLOCK_GRACE_MS = 600_000;
 /** Expired rows a consume deletes at most: bounded work per call, and more than a call creates. */
 export const SWEEP_ROWS = 16;
+
+/** The table every limiter's counters go to unless `table` says otherwise. */
+export const DEFAULT_TABLE = 'sluice_limits';
 
 /** A plain SQL identifier (folded to lower case by PostgreSQL, as when written unquoted). */
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -110,9 +120,41 @@ END $$;
 }
 
 /**
+ * The comment Sluice puts on a table it creates: how it tells its own table from an app's (the sweep
+ * deletes a table's expired rows, so a table of the app's named by `table` must never be taken).
+ */
+export const TABLE_MARK = 'Sluice PostgresStore table';
+/** The SQLSTATE (class SL: Sluice's own) the schema raises for a table Sluice did not create. */
+export const FOREIGN_TABLE_STATE = 'SL001';
+
+/**
+ * SQL for what `table` is: 'missing'; 'sluice', a table with Sluice's mark, or with none but exactly
+ * the table releases before the mark created (its columns with their types, collation and NOT NULLs,
+ * and its two indexes by name: a table of the app's matches none of that by chance); else 'foreign'.
+ */
+export function tableVerdictSql(table: TableName): string {
+  const { table: qualified } = namesOf(table);
+  return `(SELECT CASE
+    WHEN t.oid IS NULL THEN 'missing'
+    WHEN obj_description(t.oid, 'pg_class') LIKE '${TABLE_MARK}%' THEN 'sluice'
+    WHEN (SELECT array_agg(format('%s %s %s %s', a.attname, format_type(a.atttypid, a.atttypmod),
+            coalesce(c.collname, '-'), a.attnotnull) ORDER BY a.attnum)
+          FROM pg_attribute a LEFT JOIN pg_collation c ON c.oid = a.attcollation
+          WHERE a.attrelid = t.oid AND a.attnum > 0 AND NOT a.attisdropped)
+        = ARRAY['key text C t', 'state bigint[] - f', 'expires_at bigint - t']
+      AND (SELECT array_agg(ic.relname::text ORDER BY ic.relname)
+          FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid WHERE i.indrelid = t.oid)
+        = ARRAY['${table.name}_expires_at', '${table.name}_pkey'] THEN 'sluice'
+    ELSE 'foreign' END
+  FROM (SELECT to_regclass('${qualified}')::oid AS oid) t)`;
+}
+
+/**
  * Everything the store needs, as SQL statements to run in one transaction (PostgresStore runs them
  * so, when `createTable` is on). Idempotent; the advisory lock (held until the transaction ends)
- * serializes processes creating it at once, which DDL alone does not.
+ * serializes processes creating it at once, which DDL alone does not. The table is created, marked
+ * and indexed only when missing (so a run on a live table takes no lock on it), and a table that is
+ * there but not Sluice's stops the run (FOREIGN_TABLE_STATE) before anything is created beside it.
  */
 export function schemaSql(table: TableName): string {
   const { table: qualified, call: callName, one } = namesOf(table);
@@ -127,16 +169,27 @@ export function schemaSql(table: TableName): string {
     .replaceAll('{{grace}}', String(CLOCK_GRACE_MS))
     .replaceAll('{{sweep}}', String(SWEEP_ROWS));
   return `-- Sluice PostgresStore schema v${SCHEMA_VERSION} for table ${qualified} (PostgresStore.schema()).
-SELECT pg_advisory_xact_lock(hashtext('sluice schema'), ${SCHEMA_VERSION});
+SELECT pg_advisory_xact_lock(${SCHEMA_LOCK});
 
 -- One row per key of every limiter: key (prefix, limiter, policy, algorithm, subject), the algorithm's
 -- state, and when the row may be deleted (ms since the epoch, database clock).
-CREATE TABLE IF NOT EXISTS ${qualified} (
-  key text COLLATE "C" PRIMARY KEY,
-  state bigint[],
-  expires_at bigint NOT NULL
-) WITH (fillfactor = 80);
-CREATE INDEX IF NOT EXISTS ${table.name}_expires_at ON ${qualified} (expires_at);
+DO $sluice$ BEGIN
+  CASE ${tableVerdictSql(table)}
+    WHEN 'missing' THEN
+      CREATE TABLE IF NOT EXISTS ${qualified} (
+        key text COLLATE "C" PRIMARY KEY,
+        state bigint[],
+        expires_at bigint NOT NULL
+      ) WITH (fillfactor = 80);
+      CREATE INDEX ${table.name}_expires_at ON ${qualified} (expires_at);
+      COMMENT ON TABLE ${qualified} IS '${TABLE_MARK} (schema v${SCHEMA_VERSION}): created by Sluice, which deletes its expired rows';
+    WHEN 'foreign' THEN
+      RAISE EXCEPTION 'sluice: table ${qualified} was not created by Sluice'
+        USING ERRCODE = '${FOREIGN_TABLE_STATE}',
+          HINT = 'PostgresStore deletes the expired rows of its table: give it a table of its own';
+    ELSE NULL;
+  END CASE;
+END $sluice$;
 
 ${qualify(helpers)}
 ${twins()

@@ -1,5 +1,5 @@
 import { ErrorCodes } from '../../errors.js';
-import { emitWarning } from '../../portable/runtime.js';
+import { clientWarning } from '../client-warning.js';
 
 /** An ioredis or iovalkey client, as far as its offline queue and connection state show. */
 interface IoredisClient {
@@ -12,9 +12,6 @@ interface NodeRedisClient {
   readonly isReady: boolean;
   readonly options: { readonly disableOfflineQueue?: unknown } | undefined;
 }
-
-/** Clients already warned of: several stores on one client say it once. */
-const warned = new WeakSet<object>();
 
 /**
  * `enableOfflineQueue: false` (rate-limiter-flexible's usual setting, and docs/deployment.md's) makes
@@ -62,13 +59,10 @@ function warnOnce(
   fix: string,
   notReady: () => string | undefined,
 ): () => void {
-  return () => {
+  return clientWarning(client, ErrorCodes.OFFLINE_QUEUE_OFF, () => {
     const state = notReady();
-    if (state === undefined || warned.has(client)) return;
-    warned.add(client);
-    emitWarning(
-      `RedisStore: its client has ${setting} and was not connected yet (${state}) at the store's first call: ${library} refuses calls until it is, so the first requests after start are decided by onStoreError (the local fallback by default), not by Redis. Fix: ${fix} before serving, or leave the offline queue at its default (storeTimeout still bounds every call).`,
-      ErrorCodes.OFFLINE_QUEUE_OFF,
-    );
-  };
+    return state === undefined
+      ? undefined
+      : `RedisStore: its client has ${setting} and was not connected yet (${state}) at the store's first call: ${library} refuses calls until it is, so the first requests after start are decided by onStoreError (the local fallback by default), not by Redis. Fix: ${fix} before serving, or leave the offline queue at its default (storeTimeout still bounds every call).`;
+  });
 }

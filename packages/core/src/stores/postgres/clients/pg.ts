@@ -1,3 +1,5 @@
+import { ErrorCodes } from '../../../errors.js';
+import { clientWarning } from '../../client-warning.js';
 import type { SqlRunner } from './runner.js';
 
 /** What PostgresStore uses of a `pg` Pool or Client: query(text), and its 'error' event. */
@@ -25,12 +27,36 @@ export function isPg(client: unknown): client is PgQueryable {
 
 function noop(): void {}
 
+/**
+ * A pg Client on which connect() was never called (pg 8's own flags; a Pool, and a Client connecting,
+ * connected, ended or failed, read otherwise): pg holds its queries until connect(), so every call
+ * would wait out its time and the app would see timeouts and nothing else.
+ */
+function neverConnected(client: PgQueryable): boolean {
+  const flags = client as unknown as Record<string, unknown>;
+  return (
+    flags._connecting === false &&
+    flags._connected === false &&
+    flags._ending === false &&
+    flags._queryable === true
+  );
+}
+
+const NEVER_CONNECTED =
+  "PostgresStore: its pg Client was never connected (connect() not called) at the store's first call: pg holds every query until it is, so the store's calls are decided by onStoreError (the local fallback by default), not by PostgreSQL. Fix: await client.connect() before serving, or give the store a pg Pool, which connects by itself.";
+
 export function pgRunner(client: PgQueryable): SqlRunner {
   // pg emits 'error' on a Pool for an idle connection the server dropped, and on a Client for its
   // connection lost: with no listener, Node ends the process. The store's calls see the failure in
   // their own rejections, so a listener that does nothing keeps a dead server from crashing the app.
   if ((client.listenerCount?.('error') ?? 0) === 0) client.on('error', noop);
+  const warn = clientWarning(client, ErrorCodes.NOT_CONNECTED, () => NEVER_CONNECTED);
   return {
+    notReady() {
+      if (!neverConnected(client)) return undefined;
+      warn();
+      return NEVER_CONNECTED;
+    },
     async run(text) {
       // No values: pg sends the simple query protocol (no statement is prepared, no name is kept).
       const result = await client.query(text);

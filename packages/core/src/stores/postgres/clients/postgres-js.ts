@@ -1,9 +1,9 @@
 import type { SqlRunner } from './runner.js';
 
-/** What PostgresStore uses of a postgres.js instance (`postgres(url)`): unsafe(text). */
+/** What PostgresStore uses of a postgres.js instance (`postgres(url)`): unsafe(text).values(). */
 export interface PostgresJsSql {
   (...args: never[]): unknown;
-  unsafe(text: string): PromiseLike<ArrayLike<Record<string, unknown>>>;
+  unsafe(text: string): { values(): PromiseLike<ArrayLike<ArrayLike<unknown>>> };
   begin: unknown;
 }
 
@@ -23,8 +23,10 @@ export function postgresJsRunner(sql: PostgresJsSql): SqlRunner {
       // (with parameters, postgres.js describes the statement first: a second round trip). One
       // statement, never sql.begin: postgres.js may crash the process when a connection dies inside
       // a begin (porsager/postgres #1208).
-      const rows = await sql.unsafe(text);
-      const value = rows[0]?.r;
+      // Rows as arrays, read by position: the app's `transform` (postgres.camel, pascal, a column
+      // function) renames columns, and `r` read by name was undefined under any of them.
+      const rows = await sql.unsafe(text).values();
+      const value = rows[0]?.[0];
       return value === undefined || value === null ? null : String(value);
     },
   };

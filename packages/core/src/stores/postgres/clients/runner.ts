@@ -10,8 +10,10 @@ export type PostgresClient = PgQueryable | PostgresJsSql;
  * too), one statement, or several in one transaction; answer the first column of the last row.
  */
 export interface SqlRunner {
-  /** The value of column `r` of the first row, as text. */
+  /** The value of the first row's one column (`r`), as text. */
   run(text: string): Promise<string | null>;
+  /** Why the client cannot run a statement now, or undefined (it can, or may once connected). */
+  notReady?(): string | undefined;
 }
 
 /** The runner for a client, told apart by its shape (no client library is imported); undefined for anything else. */
