@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ROOT_DIR, readResults, resultsDir } from './lib/common.mjs';
 import { barChart } from './lib/svg.mjs';
-import { clients, fixed, pct, range, rate, table, targetsMarkdown } from './lib/targets.mjs';
+import { clients, fixed, kB, pct, range, rate, table, targetsMarkdown } from './lib/targets.mjs';
 
-export const SUITES = ['core', 'redis', 'cluster', 'http', 'atomicity', 'memory', 'postgres'];
+export const SUITES = ['core', 'redis', 'cluster', 'http', 'atomicity', 'memory', 'postgres', 'edge'];
 
 const LABELS = {
   control: 'control: a second bare app, measured as the limiters are',
@@ -448,11 +448,55 @@ export function staleReport(dir = resultsDir('full')) {
     .map(([path]) => path);
 }
 
+function edgeSection(edge) {
+  const bundles = edge.bundles.map((b) => [
+    b.label,
+    kB(b.minifiedBytes),
+    kB(b.gzipBytes),
+    b.nodeImports.length === 0 ? 'none' : b.nodeImports.join(', '),
+  ]);
+  const rows = edge.rows.map((r) => [
+    r.label,
+    r.path,
+    range(r.requestsPerDecision, fixed(2)),
+    range(r.cpuUsPerDecision, fixed(0)),
+    Object.entries(r.statuses)
+      .map(([status, n]) => `${n.toLocaleString('en')} × ${status}`)
+      .join(', '),
+  ]);
+  const { rounds, decisions, subjects } = edge.settings;
+  const what = `${edge.server}, behind a stand-in for Upstash's REST API · ${rounds} rounds of ${decisions.toLocaleString('en')} decisions in alternating order`;
+  return `## 8. Edge
+
+${heading(edge, 'node bench/run.mjs edge', what)}
+
+The same job twice (\`bench/lib/edge/\`): a fetch handler limited per client address by two sliding windows, 10 a
+second and 20 a minute in the denied runs (never reached in the allowed runs), answering with RateLimit fields and a
+429 body. Sluice is \`@sluice/fetch\` with \`RedisStore\` on an \`@upstash/redis\` client, both policies decided together;
+@upstash/ratelimit is two \`Ratelimit\` limiters called together (\`Promise.all\`, which @upstash/redis pipelines into one
+request; not atomic), with the fields and the body written by the app, as its documentation shows.
+
+**Bundle**: esbuild, minified and tree-shaken, browser platform with workerd's conditions, gzip level 9; \`@upstash/redis\`,
+the same client in both, is left out of both.
+
+${table(['', 'minified', 'gzip', 'Node built-ins imported'], bundles)}
+
+**Per decision**, one at a time over ${subjects.toLocaleString('en')} client addresses (allowed) or one address past its limits (denied):
+HTTP requests the stand-in (\`scripts/upstash-rest.cjs\`, in a process of its own, in front of a real server) answered, and
+CPU in the app's process (the handler, the client and Node's fetch). Sluice keeps no denial of a sliding window
+in its deny cache (the window's \`remaining\` changes with time alone, and its headers are exact); @upstash/ratelimit's
+ephemeral cache refuses locally until the window's reset.
+
+${table(['', 'path', 'requests a decision', 'CPU µs a decision', 'answers'], rows)}
+`;
+}
+
 /** The page's markdown (before formatting); each chart it draws goes to `charts`. */
 function pageOf(results, charts) {
   const env = results.environment;
   const sections = { core: coreSection, redis: redisSection, http: httpSection, cluster: clusterSection };
   Object.assign(sections, { atomicity: atomicitySection, memory: memorySection, postgres: postgresSection });
+  sections.edge = edgeSection;
   const body = Object.entries(sections).flatMap(([suite, section]) =>
     results[suite] ? [section(results[suite], charts)] : [],
   );
@@ -478,6 +522,8 @@ trip, at most 145 B per subject. **4. Atomicity**: exactly the limit admitted an
 and for two policies. **5. PostgreSQL** (section 7): at 64 in flight, one policy at least 2× RateLimiterPostgres's
 decisions/s and two policies at least 1.5× two RateLimiterPostgres; no deadlock and no error with keys crossed between 8
 processes; 20,000 expired subjects' rows down below a quarter within 5 s of traffic that only calls \`consume\`.
+**6. Edge** (section 8): a fetch handler with two limits bundled at most 1.5× @upstash/ratelimit's for the same job
+(gzip), with no Node built-in in it, and one HTTP request to Redis per decision of both policies.
 
 ${targetsMarkdown(results)}
 ## The run

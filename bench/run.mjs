@@ -66,6 +66,7 @@ if (SMOKE) {
     atomicity: (r) => r.admitted,
     memory: (r) => r.after.rss,
     postgres: (r) => r.decisionsPerSec.median,
+    edge: (r) => r.cpuUsPerDecision.median,
   };
   for (const suite of suites.filter((s) => !failed.includes(s))) {
     const rows = results[suite]?.rows ?? [];

@@ -4,17 +4,39 @@
 // `{ error }`, strings base64-encoded (nested ones too) when the request says `Upstash-Encoding:
 // base64`. It counts requests, so a caller can tell how many HTTP round trips a decision took.
 // CommonJS, so that Jest requires it as is and the benchmark's ESM imports it.
+const { createHash } = require('node:crypto');
 const { createServer } = require('node:http');
 const Redis = require('ioredis');
+
+const sha1 = (text) => createHash('sha1').update(text).digest('hex');
+/**
+ * Upstash accepts a script flag of its own that Redis refuses (`#!lua flags=allow-key-locking`, in
+ * every script of @upstash/ratelimit 2): dropped before the script reaches Redis, and the script's
+ * hash, which the client computed on its own text, mapped to what Redis knows it by.
+ */
+const UPSTASH_FLAG = /^(#!lua[^\n]*?)\s*flags=allow-key-locking/;
+function toRedis(command, hashes) {
+  const [name, ...args] = command;
+  const verb = name.toUpperCase();
+  if ((verb === 'EVAL' || verb === 'EVAL_RO') && UPSTASH_FLAG.test(args[0])) {
+    const script = args[0].replace(UPSTASH_FLAG, '$1');
+    hashes.set(sha1(args[0]), sha1(script));
+    return [name, script, ...args.slice(1)];
+  }
+  if ((verb === 'EVALSHA' || verb === 'EVALSHA_RO') && hashes.has(args[0])) {
+    return [name, hashes.get(args[0]), ...args.slice(1)];
+  }
+  return command;
+}
 
 function encode(reply, base64) {
   if (Array.isArray(reply)) return reply.map((r) => encode(r, base64));
   return base64 && typeof reply === 'string' ? Buffer.from(reply).toString('base64') : reply;
 }
 
-async function run(redis, command, base64) {
+async function run(redis, command, base64, hashes) {
   try {
-    const [name, ...args] = command;
+    const [name, ...args] = toRedis(command, hashes);
     return { result: encode(await redis.call(name, ...args), base64) };
   } catch (error) {
     return { error: error.message };
@@ -37,6 +59,7 @@ function read(req) {
 async function startUpstashStandIn(redisUrl, token = 'test-token') {
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   const requests = [];
+  const hashes = new Map();
   const server = createServer(async (req, res) => {
     const answer = (status, body) => {
       res.writeHead(status, { 'content-type': 'application/json' });
@@ -57,12 +80,12 @@ async function startUpstashStandIn(redisUrl, token = 'test-token') {
       const commands = body.map(toStrings);
       requests.push({ path, commands });
       const results = [];
-      for (const command of commands) results.push(await run(redis, command, base64));
+      for (const command of commands) results.push(await run(redis, command, base64, hashes));
       return answer(200, results);
     }
     const command = toStrings(body);
     requests.push({ path, commands: [command] });
-    const reply = await run(redis, command, base64);
+    const reply = await run(redis, command, base64, hashes);
     return answer(reply.error === undefined ? 200 : 400, reply);
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -6,7 +6,9 @@
  *   3. Redis CPU per 1,000 sliding-window decisions, one round trip, bytes per subject;
  *   4. atomicity: exactly the limit admitted, nothing burned, every algorithm and two policies;
  *   5. PostgreSQL (issue 30): Sluice over RateLimiterPostgres at 64 in flight, no deadlock and no
- *      error with keys crossed between processes, expired rows swept by consume alone.
+ *      error with keys crossed between processes, expired rows swept by consume alone;
+ *   6. edge (issue 31): a fetch handler's bundle beside @upstash/ratelimit's for the same job, no Node
+ *      built-in in it, one HTTP request to Redis per two-policy decision.
  */
 import { summarize } from './common.mjs';
 
@@ -23,6 +25,7 @@ export const TARGETS = {
     shrinkShare: 0.25,
     shrinkWithinS: 5,
   },
+  edge: { bundleRatio: 1.5, nodeImports: 0, requestsPerDecision: 1 },
 };
 
 const SI = [
@@ -287,6 +290,45 @@ const untold = (rows) => {
 const count = (rows) => `${rows.filter((r) => r.met).length} of ${rows.length} met`;
 
 /** The four targets as markdown: a heading each with where Sluice stands, then its table. */
+export const kB = (bytes) => `${(bytes / 1000).toFixed(1)} kB`;
+
+/** Target 6: the edge suite's bundle (gzip) over @upstash/ratelimit's, its Node imports, its requests a decision. */
+export function edgeRows(edge) {
+  if (edge === undefined) return [];
+  const t = TARGETS.edge;
+  const out = [];
+  const [mine, theirs] = ['sluice', '@upstash/ratelimit'].map((impl) =>
+    edge.bundles.find((b) => b.impl === impl),
+  );
+  if (mine !== undefined && theirs !== undefined) {
+    const ratio = mine.gzipBytes / theirs.gzipBytes;
+    out.push(
+      {
+        what: "a fetch handler with two limits, bundled (esbuild, minified, browser platform) and gzipped, over @upstash/ratelimit's",
+        target: `≤ ${t.bundleRatio}×`,
+        measured: `${ratio.toFixed(2)}× (Sluice ${kB(mine.gzipBytes)}, peer ${kB(theirs.gzipBytes)})`,
+        met: ratio <= t.bundleRatio,
+      },
+      {
+        what: 'Node built-ins the bundle imports',
+        target: `${t.nodeImports}`,
+        measured: mine.nodeImports.length === 0 ? '0' : mine.nodeImports.join(', '),
+        met: mine.nodeImports.length === t.nodeImports,
+      },
+    );
+  }
+  const allowed = edge.rows.find((r) => r.impl === 'sluice' && r.path === 'allowed');
+  if (allowed !== undefined) {
+    out.push({
+      what: 'HTTP requests to Redis per decision of two policies (allowed)',
+      target: `${t.requestsPerDecision}`,
+      measured: range(allowed.requestsPerDecision, fixed(2)),
+      met: allowed.requestsPerDecision.max <= t.requestsPerDecision,
+    });
+  }
+  return out;
+}
+
 export function targetsMarkdown(results) {
   const out = [];
   const cells = peerCells(results);
@@ -352,6 +394,7 @@ export function targetsMarkdown(results) {
     ['3. Redis', redisRows(results.redis)],
     ['4. Atomicity', atomicityRows(results.atomicity)],
     ['5. PostgreSQL', postgresRows(results.postgres)],
+    ['6. Edge', edgeRows(results.edge)],
   ]) {
     if (rows.length === 0) continue;
     const body = rows.map((r) => [r.what, r.target, r.measured, yes(r.met)]);
