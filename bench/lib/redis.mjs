@@ -17,13 +17,15 @@ const require = createRequire(import.meta.url);
 const FastifyRedisStore = require('@fastify/rate-limit/store/RedisStore.js');
 
 /** A redis-server on a free loopback port, no persistence; `admin` is an ioredis client for INFO. */
-export async function startRedis(server = 'redis-server') {
-  if (spawnSync(server, ['--version']).error !== undefined) {
-    throw new Error(`${server} is not installed; this suite needs it (Debian: apt-get install -y ${server})`);
+export async function startRedis() {
+  if (spawnSync('redis-server', ['--version']).error !== undefined) {
+    throw new Error(
+      'redis-server is not installed; this suite needs it (Debian: apt-get install -y redis-server)',
+    );
   }
   const port = await freePort();
   const child = spawn(
-    server,
+    'redis-server',
     ['--port', `${port}`, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
     {
       stdio: 'ignore',
@@ -40,14 +42,12 @@ export async function startRedis(server = 'redis-server') {
     } catch (error) {
       if (attempt > 200 || child.exitCode !== null) {
         child.kill();
-        throw new Error(`${server} did not start on port ${port}: ${error.message}`);
+        throw new Error(`redis-server did not start on port ${port}: ${error.message}`);
       }
       await new Promise((r) => setTimeout(r, 50));
     }
   }
-  const info = await admin.info('server');
-  // Valkey answers redis_version too (7.2.4, the version it forked from): its own first.
-  const version = (/valkey_version:(\S+)/.exec(info) ?? /redis_version:(\S+)/.exec(info))?.[1] ?? 'unknown';
+  const version = /redis_version:(\S+)/.exec(await admin.info('server'))?.[1] ?? 'unknown';
   return {
     port,
     version,

@@ -10,7 +10,7 @@
  *   3. CPU per decision in this process (the handler, the client and fetch; not the stand-in's).
  * Decisions are sequential, each a Request through the handler, so each one's requests are its own.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { builtinModules } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -114,11 +114,7 @@ async function decide(handler, service, count, subjectOf) {
 }
 
 const started = Date.now();
-// @upstash/ratelimit's scripts declare the allow-key-locking flag, which Redis knows from 7.2 (Upstash
-// and Valkey accept it; Debian's Redis 7.0 refuses the script): Valkey 8 where installed (CI installs it).
-const server =
-  spawnSync('valkey-server', ['--version']).error === undefined ? 'valkey-server' : 'redis-server';
-const redis = await startRedis(server);
+const redis = await startRedis();
 const service = await standIn(`redis://127.0.0.1:${redis.port}`);
 try {
   const client = () => new Redis({ url: service.url, token: service.token, enableTelemetry: false });
@@ -164,7 +160,7 @@ try {
   }
   writeResults('edge', {
     settings,
-    server: `${server} ${redis.version}`,
+    server: `Redis ${redis.version}`,
     durationMs: Date.now() - started,
     bundles,
     rows,
