@@ -82,13 +82,11 @@ export interface Algorithm {
   ): StepResult;
   /** Gives back what a call charged, as far as the algorithm can. Pure. */
   refund(state: State | undefined, now: number, charge: Charge, p: PolicyParams): RefundResult;
-  /** The Lua twin: a chunk that registers this algorithm's step and refund under `code`. */
-  readonly lua: string;
   /**
-   * The SQL twin (PostgresStore): PL/pgSQL functions `sluice_v2_<twin>_step` and `_refund` making the
-   * same decision inside PostgreSQL, with helpers from algorithm.sql.
+   * The Lua twin: a chunk that registers this algorithm's step and refund under `code`. (Its SQL twin,
+   * in the same folder, is PostgresStore's to import: stores/postgres/twins.ts.)
    */
-  readonly sql: string;
+  readonly lua: string;
 }
 
 /** Gives `next` the length of the state it is to hold (setting a length that is already right costs a call). */

@@ -1,6 +1,5 @@
 import { type Algorithm, type State, sized, tooCostly } from '../algorithm.js';
 import lua from './concurrency.lua';
-import sql from './concurrency.sql';
 
 /**
  * State: [expiresAt1, cost1, leaseId1, ...], leases in order of expiry. A lease leaves when released
@@ -10,7 +9,6 @@ export const concurrency: Algorithm = {
   name: 'concurrency',
   code: 'cc',
   lua,
-  sql,
   step(slot, at, now, cost, { limit, windowMs }, leaseId, next) {
     let from = at;
     let held = 0;

@@ -1,13 +1,11 @@
 import { type Algorithm, idiv, sized, tooCostly } from '../algorithm.js';
 import lua from './fixed-window.lua';
-import sql from './fixed-window.sql';
 
 /** State: [windowIndex, count]. Windows are aligned to multiples of windowMs since the epoch. */
 export const fixedWindow: Algorithm = {
   name: 'fixed-window',
   code: 'fw',
   lua,
-  sql,
   step(slot, at, now, cost, { limit, windowMs }, _leaseId, next) {
     const index = idiv(now, windowMs);
     const count = slot !== undefined && slot[at] === index ? slot[at + 1]! : 0;

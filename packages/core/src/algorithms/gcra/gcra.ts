@@ -1,6 +1,5 @@
 import { type Algorithm, idiv, sized, tooCostly } from '../algorithm.js';
 import lua from './gcra.lua';
-import sql from './gcra.sql';
 
 /**
  * The generic cell rate algorithm, kept in exact integers.
@@ -14,7 +13,6 @@ export const gcra: Algorithm = {
   name: 'gcra',
   code: 'gc',
   lua,
-  sql,
   step(slot, at, now, cost, { limit, windowMs: w, burst }, _leaseId, next) {
     // (max(tat, now) - now) * limit: how far the schedule runs ahead of now.
     const ahead = slot === undefined ? 0 : Math.max(0, (slot[at]! - now) * limit + slot[at + 1]!);

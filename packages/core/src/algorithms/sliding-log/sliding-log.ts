@@ -1,6 +1,5 @@
 import { type Algorithm, sized, tooCostly } from '../algorithm.js';
 import lua from './sliding-log.lua';
-import sql from './sliding-log.sql';
 
 /**
  * State: [t1, c1, t2, c2, ...], entries in time order, each stored once with its cost (calls in the
@@ -11,7 +10,6 @@ export const slidingLog: Algorithm = {
   name: 'sliding-log',
   code: 'sl',
   lua,
-  sql,
   step(slot, at, now, cost, { limit, windowMs }, _leaseId, next) {
     const end = slot === undefined ? at : slot.length;
     let from = at;

@@ -1,6 +1,5 @@
 import { type Algorithm, idiv, sized, tooCostly } from '../algorithm.js';
 import lua from './sliding-window.lua';
-import sql from './sliding-window.sql';
 
 /**
  * State: [windowIndex, current, previous]. The estimate `prev * (W - elapsed) / W + curr` is compared
@@ -10,7 +9,6 @@ export const slidingWindow: Algorithm = {
   name: 'sliding-window',
   code: 'sw',
   lua,
-  sql,
   step(slot, at, now, cost, { limit, windowMs: w }, _leaseId, next) {
     const index = idiv(now, w);
     const start = index * w;

@@ -1,6 +1,7 @@
 import helpers from '../../algorithms/algorithm.sql';
 import { algorithms } from '../../algorithms/index.js';
 import call from './call.sql';
+import { SQL_TWINS } from './twins.js';
 
 /**
  * What PostgresStore creates in the database, assembled from the algorithms' SQL twins as script.ts
@@ -70,12 +71,13 @@ export function namesOf({ schema, name }: TableName): { table: string; call: str
 function twins(): Array<{ source: string; twin: string; codes: string[] }> {
   const bySource = new Map<string, { source: string; twin: string; codes: string[] }>();
   for (const algorithm of Object.values(algorithms)) {
-    let entry = bySource.get(algorithm.sql);
+    const source = SQL_TWINS[algorithm.name];
+    let entry = bySource.get(source);
     if (entry === undefined) {
-      const twin = new RegExp(`FUNCTION ${PREFIX}(\\w+)_step{{step}}`).exec(algorithm.sql)?.[1];
+      const twin = new RegExp(`FUNCTION ${PREFIX}(\\w+)_step{{step}}`).exec(source)?.[1];
       if (twin === undefined) throw new Error(`the SQL twin of ${algorithm.name} defines no ${PREFIX}*_step`);
-      entry = { source: algorithm.sql, twin, codes: [] };
-      bySource.set(algorithm.sql, entry);
+      entry = { source, twin, codes: [] };
+      bySource.set(source, entry);
     }
     entry.codes.push(algorithm.code);
   }
