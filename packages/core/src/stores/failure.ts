@@ -23,6 +23,11 @@ import type { PolicyOutcome, RefundCall, Store, StoreCall, StoreLimiter, StoreOu
 const STORE_ERROR_RETRY_MS = 1000;
 /** Keys of the in-process fallback of one store: enough for an outage, bounded under a flood. */
 const FALLBACK_MAX_KEYS = 100_000;
+/**
+ * The longest a call waits for its store's `ready()` before failing over: past PostgresStore's own
+ * bound (3 s), so that it is the one a PostgresStore meets; a custom store's that never settles ends here.
+ */
+const READY_WAIT_MS = 5000;
 
 /** Turns a store's outcome into the limiter's decision; its refund and release go to `refunds`. */
 export type Finish = (outcome: StoreOutcome, call: StoreCall, refunds: Pick<Store, 'refund'>) => Decision;
@@ -129,13 +134,35 @@ export class StoreGuard {
     const admission = this.breaker.admit();
     if (admission === 'refuse') return this.degrade(call);
     if (admission === 'probe') this.see('half-open');
-    const starting = this.store.ready?.();
+    const starting = this.starting();
     if (starting === undefined) return this.send(call, admission, sentAt);
     // Not ready yet (a cold start): the call's storeTimeout starts once the store is.
     return starting.then(
       () => this.send(call, admission, this.now()),
       (error: unknown) => this.failed(call, admission, error),
     );
+  }
+
+  /**
+   * The store's `ready()`, guarded as its calls are (a custom store's may throw, answer a value, or
+   * never settle): a throw is the store failing, and a wait is bounded by READY_WAIT_MS.
+   */
+  private starting(): Promise<void> | undefined {
+    let starting: Promise<void> | undefined;
+    try {
+      starting = this.store.ready?.();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (starting === undefined) return undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`sluice: the store was not ready within ${READY_WAIT_MS} ms`)),
+        READY_WAIT_MS,
+      );
+    });
+    return Promise.race([Promise.resolve(starting), late]).finally(() => clearTimeout(timer));
   }
 
   /** The call to the store, within storeTimeout. */
@@ -264,7 +291,7 @@ export class StoreGuard {
     if (this.breaker.isOpen) return;
     try {
       // Only when not ready: a wait for nothing would put the call behind those made after it.
-      const starting = this.store.ready?.();
+      const starting = this.starting();
       if (starting !== undefined) await starting;
       await this.deadlines.race(Promise.resolve(run()));
     } catch {

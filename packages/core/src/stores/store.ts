@@ -74,7 +74,8 @@ export interface Store {
   /**
    * For a store that connects and prepares itself before it can answer (PostgresStore: a connection,
    * its table and functions): a promise that settles once it is ready, rejecting with why it is not
-   * (within a bound of the store's own), or undefined once it is. Calls wait for it before their
+   * (within a bound of the store's own; the limiter waits 5 s at most), or undefined once it is. A
+   * throw is the store failing, as a rejection is. Calls wait for it before their
    * `storeTimeout` starts: a cold start's setup is not the store being slow, and counting it made a
    * fresh process's first burst time out and be decided by the local fallback.
    */

@@ -189,4 +189,31 @@ describe('a store getting ready (Store.ready)', () => {
     expect(consume.value).toMatchObject({ allowed: false, degraded: true, reason: 'store-error' });
     expect(store.calls.consume).toBe(0);
   });
+
+  // A custom store's ready() is guarded as its calls are (found by a hostile review of fdd233c: a throw
+  // rejected consume(), a ready() that never settled left consume() pending for ever).
+  test('a ready() that throws is the store failing: onStoreError decides, consume() resolves', async () => {
+    const store = new ControlledStore();
+    Object.assign(store, {
+      ready: () => {
+        throw new Error('ready() broke');
+      },
+    });
+    const limiter = createLimiter({ limit: 5, window: '1m', store, onStoreError: 'deny' });
+    const consume = track(limiter.consume('a'));
+    await jest.advanceTimersByTimeAsync(LATER);
+    expect(consume.value).toMatchObject({ allowed: false, degraded: true, reason: 'store-error' });
+  });
+
+  test('a ready() that never settles fails its calls over after 5 s, not never', async () => {
+    const store = new ControlledStore();
+    Object.assign(store, { ready: () => new Promise<void>(() => {}) });
+    const limiter = createLimiter({ limit: 5, window: '1m', store, onStoreError: 'allow' });
+    const consume = track(limiter.consume('a'));
+    await jest.advanceTimersByTimeAsync(4999);
+    expect(consume.settled).toBe(false);
+    await jest.advanceTimersByTimeAsync(1 + LATER);
+    expect(consume.value).toMatchObject({ allowed: true, degraded: true });
+    expect(store.calls.consume).toBe(0);
+  });
 });
