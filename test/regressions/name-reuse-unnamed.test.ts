@@ -1,5 +1,6 @@
-import { createLimiter, ErrorCodes, MemoryStore } from '@sluice/core';
+import { createLimiter, ErrorCodes, MemoryStore, RedisStore } from '@sluice/core';
 import { rateLimiter } from '@sluice/express';
+import Redis from 'ioredis';
 import request from 'supertest';
 import { expressVersions } from '../../packages/express/test/support.js';
 import { recordWarnings } from '../support/warnings.js';
@@ -35,6 +36,22 @@ describe('two limiters on one store, neither given a name', () => {
     createLimiter({ store, limit: 3, window: '1m' });
     createLimiter({ store, limit: 3, window: '1m' });
     expect(warnings.codes).toEqual([ErrorCodes.NAME_REUSE]);
+  });
+
+  // A hostile review of fdd233c: the README writes `new RedisStore({ client })` in each limiter, and two
+  // such stores of one client share keys in Redis, but the check went by store object: no warning.
+  test('two RedisStores of one client, one per limiter as the README writes it: warned too', () => {
+    const client = new Redis({ lazyConnect: true });
+    createLimiter({ store: new RedisStore({ client }), limit: 3, window: '1m' });
+    createLimiter({ store: new RedisStore({ client }), limit: 3, window: '1m' });
+    // Another client: other keys as far as this process can tell.
+    createLimiter({
+      store: new RedisStore({ client: new Redis({ lazyConnect: true }) }),
+      limit: 3,
+      window: '1m',
+    });
+    expect(warnings.codes).toEqual([ErrorCodes.NAME_REUSE]);
+    expect(warnings.messages[0]).toContain('stores of one client');
   });
 
   test('sharing on purpose does not warn: one limiter on two routes, or one name given to both', () => {

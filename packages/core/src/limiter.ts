@@ -5,6 +5,7 @@ import { encodeName, encodeSubject, policyNamespace } from './keys.js';
 import { type LimiterConfig, type LimiterOptions, parseLimiterOptions } from './options.js';
 import { emitWarning } from './portable/runtime.js';
 import { StoreGuard } from './stores/failure.js';
+import { countersOf } from './stores/given-client.js';
 import { type KeySpace, MemoryStore } from './stores/memory-store.js';
 import type { Store, StoreCall, StoreLimiter, StoreOutcome, StorePolicy } from './stores/store.js';
 
@@ -35,8 +36,12 @@ interface SeenName {
   readonly signature: string;
   readonly named: boolean;
 }
-/** Each store's prefixes and names; null once warned of, as it is said once. */
-const seenNames = new WeakMap<Store, Map<string, SeenName | null>>();
+/**
+ * The prefixes and names of each store's counters (its client's, for stores given one: two stores of one
+ * Redis client, as the README writes `new RedisStore({ client })` in each limiter, share keys); null
+ * once warned of, as it is said once.
+ */
+const seenNames = new WeakMap<object, Map<string, SeenName | null>>();
 
 /**
  * `named`: the options gave a name. Two limiters of one store, prefix and name share counters: on
@@ -49,10 +54,11 @@ function warnOnNameReuse(store: Store, config: LimiterConfig, named: boolean): v
   const signature = JSON.stringify(
     config.policies.map((p) => [p.name, p.algorithm, p.limit, p.windowMs, p.params.burst, p.scope]),
   );
-  let names = seenNames.get(store);
+  const counters = countersOf(store);
+  let names = seenNames.get(counters);
   if (names === undefined) {
     names = new Map();
-    seenNames.set(store, names);
+    seenNames.set(counters, names);
   }
   const key = `${config.prefix}\u0000${config.name}`;
   const earlier = names.get(key);
@@ -65,7 +71,7 @@ function warnOnNameReuse(store: Store, config: LimiterConfig, named: boolean): v
   names.set(key, null);
   emitWarning(
     samePolicies
-      ? `Two limiters on one store are both named "${config.name}", neither given a name, so they share one counter: a client's requests through either count against both. Give each its own name; to share the limit on purpose, pass one limiter (one middleware) to every route, or give both the same name.`
+      ? `Two limiters on one store (or on stores of one client) are both named "${config.name}", neither given a name, so they share one counter: a client's requests through either count against both. Give each its own name; to share the limit on purpose, pass one limiter (one middleware) to every route, or give both the same name.`
       : `Two limiters on one store are named "${config.name}" with different policies; they share counters only where policy names match. Give each its own name.`,
     ErrorCodes.NAME_REUSE,
   );

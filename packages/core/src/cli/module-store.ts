@@ -1,4 +1,4 @@
-import { GIVEN_CLIENT } from '../stores/redis/redis-store.js';
+import { GIVEN_CLIENT } from '../stores/given-client.js';
 import { redact } from './stores.js';
 
 /** What the command learned of a --config module's own store client. */

@@ -1,5 +1,6 @@
 import { describeValue, ErrorCodes, SluiceConfigError } from '../../errors.js';
 import { soon } from '../../portable/runtime.js';
+import { GIVEN_CLIENT } from '../given-client.js';
 import type { PolicyOutcome, RefundCall, Store, StoreCall, StoreLimiter, StoreOutcome } from '../store.js';
 import { misuseOf, type RedisClient, runnerFor, type ScriptRunner } from './clients/runner.js';
 import { redisStoreHint } from './foreign-options.js';
@@ -54,14 +55,6 @@ const OPTION_KEYS = new Set(['client', 'clock']);
 function isNoScript(error: unknown): boolean {
   return error instanceof Error && error.message.startsWith('NOSCRIPT');
 }
-
-/**
- * The client as given, on the store under a registered symbol (not enumerable, not API): for `sluice
- * --config` (cli/module-store.ts), which quiets its error events and names its address. The module's
- * RedisStore comes from the build the app imports (ESM or CommonJS), not the command's, so neither
- * instanceof nor state private to this module reaches it; a registered symbol does.
- */
-export const GIVEN_CLIENT = Symbol.for('@sluice/core RedisStore client');
 
 /**
  * A store in Redis: one Lua script decides each call of every algorithm and every multi-policy
