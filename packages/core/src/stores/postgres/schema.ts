@@ -183,7 +183,13 @@ DO $sluice$ BEGIN
         state bigint[],
         expires_at bigint NOT NULL
       ) WITH (fillfactor = 80);
-      CREATE INDEX ${table.name}_expires_at ON ${qualified} (expires_at);
+      -- The usual name, which version 1's CREATE INDEX IF NOT EXISTS looks for, unless an index of a
+      -- table renamed away (ALTER TABLE ... RENAME) still has it: then one PostgreSQL names.
+      IF to_regclass('${at}${table.name}_expires_at') IS NULL THEN
+        CREATE INDEX ${table.name}_expires_at ON ${qualified} (expires_at);
+      ELSE
+        CREATE INDEX ON ${qualified} (expires_at);
+      END IF;
       COMMENT ON TABLE ${qualified} IS '${TABLE_MARK} (schema v${SCHEMA_VERSION}): created by Sluice, which deletes its expired rows';
     WHEN 'foreign' THEN
       RAISE EXCEPTION 'sluice: table ${qualified} was not created by Sluice'
