@@ -80,4 +80,19 @@ describePostgres("a PostgresStore whose table option names the app's own table",
     expect(unmarked.rows[0].c).toBeNull();
     expect(warnings.codes).toEqual([]);
   });
+
+  test('a table created before the mark for a mixed-case table option is still used', async () => {
+    // Failed on fdd233c: PostgreSQL folds the unquoted RateLimits to ratelimits, and so its indexes'
+    // names, which the check compared as written (RateLimits_pkey): refused as the app's table.
+    await db.admin.query(V1_SCHEMA.replace(/sluice_limits/g, 'RateLimits'));
+    const store = new PostgresStore({
+      client: await makeClient('pg Pool', db.server.url),
+      table: 'RateLimits',
+    });
+    const options = { limit: 1, window: '1m', storeTimeout: '30s', onStoreError: 'deny' } as const;
+    const limiter = createLimiter({ ...options, prefix: uniquePrefix('mixed'), store });
+    expect((await limiter.consume('a')).degraded).toBeUndefined();
+    expect((await limiter.consume('a')).allowed).toBe(false);
+    expect(warnings.codes).toEqual([]);
+  });
 });

@@ -136,6 +136,9 @@ export const FOREIGN_TABLE_STATE = 'SL001';
  */
 export function tableVerdictSql(table: TableName): string {
   const { table: qualified } = namesOf(table);
+  // The names in the catalog, as PostgreSQL folds the unquoted ones the schema's SQL writes (IDENTIFIER
+  // admits ASCII alone, which toLowerCase folds as PostgreSQL does): RateLimits_pkey is ratelimits_pkey.
+  const name = table.name.toLowerCase();
   return `(SELECT CASE
     WHEN t.oid IS NULL THEN 'missing'
     WHEN obj_description(t.oid, 'pg_class') LIKE '${TABLE_MARK}%' THEN 'sluice'
@@ -146,7 +149,7 @@ export function tableVerdictSql(table: TableName): string {
         = ARRAY['key text C t', 'state bigint[] - f', 'expires_at bigint - t']
       AND (SELECT array_agg(ic.relname::text ORDER BY ic.relname)
           FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid WHERE i.indrelid = t.oid)
-        = ARRAY['${table.name}_expires_at', '${table.name}_pkey'] THEN 'sluice'
+        = ARRAY['${name}_expires_at', '${name}_pkey'] THEN 'sluice'
     ELSE 'foreign' END
   FROM (SELECT to_regclass('${qualified}')::oid AS oid) t)`;
 }
