@@ -60,6 +60,23 @@ describePostgres("a PostgresStore whose table option names the app's own table",
     expect(functions.rows[0].n).toBe(0);
   });
 
+  test('the process warning of the outage names ERR_SLUICE_FOREIGN_TABLE and what to write', async () => {
+    // Failed on fdd233c: the only warning (STORE_DEGRADED) said the store "failed or answered later
+    // than storeTimeout", and sluice:store-error has no code: the code was nowhere an operator looks.
+    await db.admin.query('CREATE TABLE app_cache (key text PRIMARY KEY, state text, expires_at bigint)');
+    const store = new PostgresStore({
+      client: await makeClient('pg Pool', db.server.url),
+      table: 'app_cache',
+    });
+    const limiter = createLimiter({ limit: 3, window: '1m', store, onStoreError: 'local' });
+    expect((await limiter.consume('a')).degraded).toBe(true);
+    expect(warnings.codes).toEqual([ErrorCodes.STORE_DEGRADED]);
+    expect(warnings.messages[0]).toContain(`(PostgresStore failed with ${ErrorCodes.FOREIGN_TABLE})`);
+    expect(warnings.messages[0]).toContain(
+      'PostgresStore.table: table app_cache exists and Sluice did not create it',
+    );
+  });
+
   test('the table Sluice creates carries its mark; one created before the mark (no comment) is still used', async () => {
     const fresh = new PostgresStore({ client: await makeClient('pg Pool', db.server.url), table: 'marked' });
     const options = { limit: 1, window: '1m', storeTimeout: '30s', onStoreError: 'deny' } as const;
@@ -78,6 +95,21 @@ describePostgres("a PostgresStore whose table option names the app's own table",
       "SELECT obj_description('sluice_limits'::regclass, 'pg_class') AS c",
     );
     expect(unmarked.rows[0].c).toBeNull();
+    expect(warnings.codes).toEqual([]);
+  });
+
+  test('a table created before the mark for a mixed-case table option is still used', async () => {
+    // Failed on fdd233c: PostgreSQL folds the unquoted RateLimits to ratelimits, and so its indexes'
+    // names, which the check compared as written (RateLimits_pkey): refused as the app's table.
+    await db.admin.query(V1_SCHEMA.replace(/sluice_limits/g, 'RateLimits'));
+    const store = new PostgresStore({
+      client: await makeClient('pg Pool', db.server.url),
+      table: 'RateLimits',
+    });
+    const options = { limit: 1, window: '1m', storeTimeout: '30s', onStoreError: 'deny' } as const;
+    const limiter = createLimiter({ ...options, prefix: uniquePrefix('mixed'), store });
+    expect((await limiter.consume('a')).degraded).toBeUndefined();
+    expect((await limiter.consume('a')).allowed).toBe(false);
     expect(warnings.codes).toEqual([]);
   });
 });

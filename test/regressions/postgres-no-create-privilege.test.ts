@@ -10,7 +10,9 @@ import { recordWarnings } from '../support/warnings.js';
 // each batch the circuit let through ran the whole schema's DDL again. The error now says how to
 // create the schema in a migration, and the store never runs the DDL again once the database refused
 // it (it still checks, so a migration made afterwards is found). Failed on ae2676c: 6 runs of the DDL
-// in 7 waves of calls (expected 1), each failing with PostgreSQL's error alone.
+// in 7 waves of calls (expected 1), each failing with PostgreSQL's error alone. Failed on fdd233c: every
+// attempt rejected with the one Error object kept, which the circuit counts once (as a batch's shared
+// error), so it never opened: 10 checks in 10 waves (expected 5).
 describePostgres('a PostgresStore whose role may not create its table', () => {
   const warnings = recordWarnings();
   const db = serverPerFile();
@@ -21,9 +23,11 @@ describePostgres('a PostgresStore whose role may not create its table', () => {
     );
     const pool = new pg.Pool({ connectionString: db.server.url.replace('postgres@', 'norights@'), max: 2 });
     let ddl = 0;
+    let checks = 0;
     const query = pool.query.bind(pool);
     pool.query = ((text: string) => {
       if (text.includes('pg_advisory_xact_lock')) ddl++;
+      if (text.includes('to_regproc')) checks++;
       return query(text);
     }) as typeof pool.query;
     const errors: string[] = [];
@@ -39,8 +43,10 @@ describePostgres('a PostgresStore whose role may not create its table', () => {
         onStoreError: 'deny',
       });
       const wave = () => Promise.all(Array.from({ length: 10 }, (_, i) => limiter.consume(`u${i}`)));
-      // Enough failures to open the circuit, then its probe a second later.
-      for (let i = 0; i < 6; i++) expect((await wave()).every((d) => d.degraded)).toBe(true);
+      // Enough failures to open the circuit, then its probe a second later. Each wave is one attempt
+      // until the circuit opens after FAILURES_TO_OPEN (5) of them; then no wave reaches the database.
+      for (let i = 0; i < 10; i++) expect((await wave()).every((d) => d.degraded)).toBe(true);
+      expect(checks).toBe(5);
       await new Promise((resolve) => setTimeout(resolve, 1100));
       expect((await wave()).every((d) => d.degraded)).toBe(true);
 

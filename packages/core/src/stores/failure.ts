@@ -5,9 +5,10 @@ import {
   publishCircuit,
   publishDecision,
   publishStoreError,
+  safeMessage,
   storeKind,
 } from '../diagnostics.js';
-import { ErrorCodes } from '../errors.js';
+import { ErrorCodes, SluiceConfigError } from '../errors.js';
 import type { LimiterConfig } from '../options.js';
 import { emitWarning } from '../portable/runtime.js';
 import { type Admission, Breaker } from './breaker.js';
@@ -232,11 +233,11 @@ export class StoreGuard {
     // A timeout is each call's own (one shared Error stands for them all): each counts.
     this.breaker.failure(admission, isTimeout(error) ? undefined : error);
     if (this.published) publishStoreError(this.name, this.storeName, isTimeout(error), error);
-    return this.degrade(call);
+    return this.degrade(call, error);
   }
 
-  /** The decision taken without the store, as `onStoreError` says. */
-  private degrade(call: StoreCall): Decision {
+  /** The decision taken without the store, as `onStoreError` says; `error`, the store's failure, if any. */
+  private degrade(call: StoreCall, error?: unknown): Decision {
     if (this.breaker.isOpen) this.see('open');
     let decision: Decision;
     if (this.onStoreError === 'local') {
@@ -250,7 +251,7 @@ export class StoreGuard {
       decision.reason = 'store-error';
     }
     decision.degraded = true;
-    if (!this.degraded) this.degradedNow();
+    if (!this.degraded) this.degradedNow(error);
     return this.announce(decision, call, undefined);
   }
 
@@ -268,11 +269,17 @@ export class StoreGuard {
     if (this.published) publishCircuit(this.name, state);
   }
 
-  private degradedNow(): void {
+  /**
+   * A coded failure (a PostgresStore's ERR_SLUICE_FOREIGN_TABLE, found at its first use) is named here,
+   * with what it says to do: the warning is what an operator sees, and sluice:store-error has no code.
+   */
+  private degradedNow(error: unknown): void {
     this.degraded = true;
     if (!this.published) return;
+    const coded = error instanceof SluiceConfigError;
+    const why = coded ? `failed with ${error.code}` : 'failed or answered later than storeTimeout';
     emitWarning(
-      `Limiter "${this.name}" is deciding without its store (${this.storeName} failed or answered later than storeTimeout); onStoreError '${this.onStoreError}' decides until it is back.`,
+      `Limiter "${this.name}" is deciding without its store (${this.storeName} ${why}); onStoreError '${this.onStoreError}' decides until it is back.${coded ? ` ${safeMessage(error)}` : ''}`,
       ErrorCodes.STORE_DEGRADED,
     );
   }

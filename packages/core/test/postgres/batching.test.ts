@@ -142,4 +142,36 @@ describePostgres('PostgresStore batches the calls of one turn', () => {
       await pool.end();
     }
   });
+
+  test('on a pg Client, batches that overlap are sent one at a time', async () => {
+    // Failed on fdd233c: each batch called client.query() at once, up to 15 in flight. pg 8.23 warns
+    // (DeprecationWarning, once a process: the queue goes in pg 9) of a query() made while one waits
+    // in the Client's queue, which one in flight at most never does; Jest's process does not see it.
+    const client = (await makeClient('pg Client', db.server.url)) as pg.Client;
+    const query = client.query.bind(client) as (text: string) => Promise<unknown>;
+    let inFlight = 0;
+    let most = 0;
+    jest.spyOn(client, 'query').mockImplementation(((text: string) => {
+      most = Math.max(most, ++inFlight);
+      return query(text).finally(() => inFlight--);
+    }) as never);
+    const limiter = createLimiter({
+      prefix: uniquePrefix('client'),
+      store: new PostgresStore({ client }),
+      limit: 1000,
+      window: '1m',
+      storeTimeout: '30s',
+      onStoreError: 'deny',
+    });
+    await limiter.peek('warm-up');
+    const pending: Array<Promise<Decision>> = [];
+    for (let i = 0; i < 20; i++) {
+      pending.push(limiter.consume(`s${i}`));
+      // A turn each: a batch of its own, sent while the ones before are still out.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const decisions = await Promise.all(pending);
+    expect(decisions.map((d) => [d.allowed, d.degraded])).toEqual(Array(20).fill([true, undefined]));
+    expect(most).toBe(1);
+  });
 });

@@ -172,6 +172,22 @@ describePostgres('PostgresStore on a server', () => {
     expect(warnings.codes).toEqual([]);
   });
 
+  test('a table renamed under a running store is made again, with an expiry index of its own', async () => {
+    // Failed on fdd233c: the renamed table kept its index, named renamed_expires_at, so the schema's
+    // CREATE INDEX of that name failed (42P07) at every attempt and every call was degraded.
+    const store = new PostgresStore({ client: await makeClient('pg Pool', db.server.url), table: 'renamed' });
+    const limiter = limiterOn(store);
+    expect((await limiter.consume('a')).degraded).toBeUndefined();
+    await db.admin.query('ALTER TABLE renamed RENAME TO renamed_old');
+    const again = await limiter.consume('a');
+    expect([again.allowed, again.remaining, again.degraded]).toEqual([true, 1, undefined]);
+    expect(warnings.codes).toEqual([]);
+    const indexes = await db.admin.query(
+      "SELECT indexdef FROM pg_indexes WHERE tablename = 'renamed' AND indexdef LIKE '%(expires_at)'",
+    );
+    expect(indexes.rows).toHaveLength(1);
+  });
+
   test('hostile subjects stay in their own keys', async () => {
     const store = new PostgresStore({ client: await makeClient('pg Client', db.server.url) });
     const limiter = limiterOn(store);

@@ -34,8 +34,12 @@ const NO_PRIVILEGE = '42501';
 export class Readiness {
   private ready = false;
   private preparing: Promise<void> | undefined;
-  /** Why the schema cannot be created by this store (the role's rights), once the database said so. */
-  private cannotCreate: Error | undefined;
+  /**
+   * Why the schema cannot be created by this store (the role's rights), once the database said so.
+   * Kept as text: each attempt fails with an Error of its own, since the circuit counts a repeated
+   * error object once (a batch's calls share one) and would never open on a role without CREATE.
+   */
+  private cannotCreate: string | undefined;
 
   constructor(
     private readonly runner: SqlRunner,
@@ -94,17 +98,15 @@ export class Readiness {
         `sluice: the PostgresStore table or functions are missing; create them with the SQL of ${this.schemaCall()} in a migration, or pass createTable: true`,
       );
     }
-    if (this.cannotCreate !== undefined) throw this.cannotCreate;
+    if (this.cannotCreate !== undefined) throw new Error(this.cannotCreate);
     try {
       await this.runner.run(schemaSql(this.table));
     } catch (error) {
       const code = (error as { code?: unknown } | undefined)?.code;
       if (code === FOREIGN_TABLE_STATE) throw this.foreign();
       if (code !== NO_PRIVILEGE) throw error;
-      this.cannotCreate = new Error(
-        `sluice: PostgresStore could not create its table and functions (${(error as Error).message}): create them with the SQL of ${this.schemaCall()}, run by a role that may (a migration), and pass createTable: false; the app's role then needs only SELECT, INSERT, UPDATE and DELETE on the table`,
-      );
-      throw this.cannotCreate;
+      this.cannotCreate = `sluice: PostgresStore could not create its table and functions (${(error as Error).message}): create them with the SQL of ${this.schemaCall()}, run by a role that may (a migration), and pass createTable: false; the app's role then needs only SELECT, INSERT, UPDATE and DELETE on the table`;
+      throw new Error(this.cannotCreate);
     }
   }
 

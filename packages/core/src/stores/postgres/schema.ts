@@ -136,6 +136,9 @@ export const FOREIGN_TABLE_STATE = 'SL001';
  */
 export function tableVerdictSql(table: TableName): string {
   const { table: qualified } = namesOf(table);
+  // The names in the catalog, as PostgreSQL folds the unquoted ones the schema's SQL writes (IDENTIFIER
+  // admits ASCII alone, which toLowerCase folds as PostgreSQL does): RateLimits_pkey is ratelimits_pkey.
+  const name = table.name.toLowerCase();
   return `(SELECT CASE
     WHEN t.oid IS NULL THEN 'missing'
     WHEN obj_description(t.oid, 'pg_class') LIKE '${TABLE_MARK}%' THEN 'sluice'
@@ -146,7 +149,7 @@ export function tableVerdictSql(table: TableName): string {
         = ARRAY['key text C t', 'state bigint[] - f', 'expires_at bigint - t']
       AND (SELECT array_agg(ic.relname::text ORDER BY ic.relname)
           FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid WHERE i.indrelid = t.oid)
-        = ARRAY['${table.name}_expires_at', '${table.name}_pkey'] THEN 'sluice'
+        = ARRAY['${name}_expires_at', '${name}_pkey'] THEN 'sluice'
     ELSE 'foreign' END
   FROM (SELECT to_regclass('${qualified}')::oid AS oid) t)`;
 }
@@ -183,7 +186,13 @@ DO $sluice$ BEGIN
         state bigint[],
         expires_at bigint NOT NULL
       ) WITH (fillfactor = 80);
-      CREATE INDEX ${table.name}_expires_at ON ${qualified} (expires_at);
+      -- The usual name, which version 1's CREATE INDEX IF NOT EXISTS looks for, unless an index of a
+      -- table renamed away (ALTER TABLE ... RENAME) still has it: then one PostgreSQL names.
+      IF to_regclass('${at}${table.name}_expires_at') IS NULL THEN
+        CREATE INDEX ${table.name}_expires_at ON ${qualified} (expires_at);
+      ELSE
+        CREATE INDEX ON ${qualified} (expires_at);
+      END IF;
       COMMENT ON TABLE ${qualified} IS '${TABLE_MARK} (schema v${SCHEMA_VERSION}): created by Sluice, which deletes its expired rows';
     WHEN 'foreign' THEN
       RAISE EXCEPTION 'sluice: table ${qualified} was not created by Sluice'
