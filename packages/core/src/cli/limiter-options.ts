@@ -9,7 +9,8 @@ import type { StoreFailure } from './commands.js';
 import type { SecretSource } from './credential-check.js';
 import { CliError, ExitCodes, usageError } from './exit-codes.js';
 import { quietModuleClient } from './module-store.js';
-import { type OpenedStore, openStore, redact } from './stores.js';
+import { redactUrl } from './redact.js';
+import { type OpenedStore, openStore } from './stores.js';
 
 /** The app's options as the command will parse them, and the store connection it must close. */
 export interface LimiterSource {
@@ -63,7 +64,7 @@ export async function limiterSource(args: CliArgs): Promise<LimiterSource> {
     }
     if (args.store === undefined) throw usageError(`${args.config} gives no store: add --store <url>`);
     const opened = await openStore(args.store);
-    const storeLabel = redact(args.store);
+    const storeLabel = redactUrl(args.store);
     return {
       options: { ...options, store: opened.store },
       opened,
@@ -79,7 +80,7 @@ export async function limiterSource(args: CliArgs): Promise<LimiterSource> {
   // Checked before connecting: a mistyped policy is exit 2 whether or not the store is up.
   parseHttpOptions({ ...options, validate: false });
   const opened = await openStore(args.store);
-  const storeLabel = redact(args.store);
+  const storeLabel = redactUrl(args.store);
   // A failing store is reported (exit 3), never decided around: no local fallback for the operator.
   return {
     options: { ...options, store: opened.store, onStoreError: 'deny' },

@@ -1,5 +1,5 @@
 import { GIVEN_CLIENT } from '../stores/redis/redis-store.js';
-import { redact } from './stores.js';
+import { redactUrl } from './redact.js';
 
 /** What the command learned of a --config module's own store client. */
 export interface ModuleClient {
@@ -50,12 +50,17 @@ export function quietModuleClient(store: unknown): ModuleClient {
 
 function addressOf(client: Client): string | undefined {
   if (Array.isArray(client.startupNodes)) {
-    const nodes = client.startupNodes.map((n) => (typeof n === 'string' ? n : `${n.host}:${n.port}`));
+    // ioredis takes URL nodes, passwords and all: only their host:port is printed.
+    const nodes = client.startupNodes.map((n) =>
+      typeof n === 'string'
+        ? n.replace(/^.*@|^[a-z][a-z0-9+.-]*:\/\//i, '').replace(/[/?#].*$/, '')
+        : `${n.host}:${n.port}`,
+    );
     return `redis-cluster://${nodes.join(',')}`;
   }
   const o = client.options;
   if (o === undefined) return undefined;
-  if (typeof o.url === 'string') return redact(o.url);
+  if (typeof o.url === 'string') return redactUrl(o.url);
   if (typeof o.path === 'string') return `redis+unix://${o.path}`;
   if (typeof o.host !== 'string') return undefined;
   const auth = o.password ? `${o.username ?? ''}:***@` : '';

@@ -13,6 +13,7 @@ import { countedWarnings } from './counted-check.js';
 import { type CliWarning, credentialWarnings, refuseUnconfirmedReset } from './credential-check.js';
 import { CliError, type ExitCode, ExitCodes } from './exit-codes.js';
 import { limiterSource } from './limiter-options.js';
+import { redactUrls } from './redact.js';
 import { inspectText, resetText } from './report.js';
 import { checkSubjectKind, subjectOf } from './subject.js';
 
@@ -83,27 +84,30 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
 
 /** On stderr, so that --json's stdout stays one object (which carries them too). */
 function warn(warnings: readonly CliWarning[]): void {
-  for (const w of warnings) process.stderr.write(`sluice: warning: ${w.message}\n`);
+  for (const w of warnings) printErr(`sluice: warning: ${w.message}`);
 }
 
 function write(json: boolean, value: unknown, text: string): void {
-  process.stdout.write(`${json ? JSON.stringify(value) : text}\n`);
+  process.stdout.write(`${redactUrls(json ? JSON.stringify(value) : text)}\n`);
+}
+
+/** Every line for stderr: an address in a message (a client's error, say) loses its password here. */
+function printErr(line: string): void {
+  process.stderr.write(`${redactUrls(line)}\n`);
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     if (error instanceof CliError) {
-      process.stderr.write(`sluice: ${error.message}\n`);
+      printErr(`sluice: ${error.message}`);
       process.exit(error.exitCode);
     }
     if (error instanceof SluiceConfigError) {
-      process.stderr.write(`sluice: ${error.code}: ${error.message}\n`);
+      printErr(`sluice: ${error.code}: ${error.message}`);
       process.exit(ExitCodes.USAGE);
     }
-    process.stderr.write(
-      `sluice: unexpected error: ${error instanceof Error ? error.stack : String(error)}\n`,
-    );
+    printErr(`sluice: unexpected error: ${error instanceof Error ? error.stack : String(error)}`);
     process.exit(ExitCodes.UNEXPECTED);
   },
 );

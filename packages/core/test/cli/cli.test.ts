@@ -567,6 +567,32 @@ describe('sluice: answers a script can act on', () => {
     expect(run.stderr).not.toContain('hunter2');
   });
 
+  // Hostile test on fdd233c: a '/' or '?' in a password printed the whole URL ("is not a URL"), an
+  // '@' in it printed what followed the first '@', ?password= was printed as given, and a module's
+  // Cluster of URL startup nodes printed their passwords. Every shape, through the bin.
+  test.each([
+    ['--store', 'postgres://app:pass/wordSECRET@127.0.0.1:1/db'],
+    ['--store', 'redis://:ab/cdSECRET@127.0.0.1:1'],
+    ['--store', 'redis://:ab?cdSECRET@127.0.0.1:1'],
+    ['--store', 'postgres://app:p@ssSECRET@127.0.0.1:1/db'],
+    ['--store', 'redis://:p@ssSECRET@127.0.0.1:1'],
+    ['--store', 'redis-cluster://:p@ssSECRET@127.0.0.1:1,127.0.0.1:2'],
+    ['--store', 'redis-cluster://127.0.0.1:1?password=qpSECRET'],
+    ['--store', 'postgres://app@127.0.0.1:1/db?password=qpSECRET'],
+    ['--store', 'postgres://app@127.0.0.1:1/db?sslmode=disable&pass=qpSECRET'],
+    ['--store', 'redis://127.0.0.1:1/0?password=qpSECRET'],
+    ['--store', 'app:p@ssSECRET@127.0.0.1:1'],
+    ['--config', join(__dirname, 'app-config-cluster-url-nodes.mjs')],
+    ['--config', join(__dirname, 'app-config-node-redis.mjs')],
+  ])('%s %s: no password printed, text or --json', async (flag, value) => {
+    const store = flag === '--store' ? ['--limit', '5', '--window', '1m'] : [];
+    for (const json of [[], ['--json']]) {
+      const run = await sluice(['inspect', '--ip', '192.0.2.1', flag, value, ...store, ...json]);
+      expect([run.code, run.stderr]).toEqual([expect.any(Number), expect.stringMatching(/^sluice: /m)]);
+      expect(run.stdout + run.stderr).not.toContain('SECRET');
+    }
+  });
+
   // Review 28: the module's client, without an error listener as apps make it, printed "[ioredis]
   // Unhandled error event" over and over, and the command's own line said "see the warning above",
   // never where the store was. Failed on ae2676c (the spam, and no address in the exit-3 line).
