@@ -1,3 +1,4 @@
+import { GIVEN_CLIENT as GIVEN_PG } from '../stores/postgres/postgres-store.js';
 import { GIVEN_CLIENT } from '../stores/redis/redis-store.js';
 import { redactUrl } from './redact.js';
 
@@ -45,7 +46,35 @@ export function quietModuleClient(store: unknown): ModuleClient {
       first ??= error;
     });
   }
-  return { address: client === undefined ? undefined : addressOf(client), firstError: () => first };
+  const address = client === undefined ? pgAddressOf(store) : addressOf(client);
+  return { address, firstError: () => first };
+}
+
+/** pg's Pool and Client, and postgres.js, as far as their settings show where they connect. */
+interface PgSettings {
+  readonly connectionString?: string;
+  readonly host?: string | readonly string[];
+  readonly port?: number | readonly number[];
+  readonly database?: string;
+  readonly user?: string;
+}
+
+/** A PostgresStore's address and table: `postgres://app:***@db:5432/app (table sluice_limits)`. */
+function pgAddressOf(store: unknown): string | undefined {
+  const given =
+    typeof store === 'object' && store !== null
+      ? ((store as Record<symbol, unknown>)[GIVEN_PG] as { client: unknown; table: string } | undefined)
+      : undefined;
+  if (given === undefined) return undefined;
+  // A pg Pool keeps its settings in `options`, a pg Client in `connectionParameters`, postgres.js in `options`.
+  const c = given.client as { options?: PgSettings; connectionParameters?: PgSettings };
+  const o = c.options ?? c.connectionParameters;
+  const table = ` (table ${given.table})`;
+  if (typeof o?.connectionString === 'string') return `${redactUrl(o.connectionString)}${table}`;
+  if (o?.host === undefined) return `PostgreSQL${table}`;
+  const first = <T>(v: T | readonly T[] | undefined) => (Array.isArray(v) ? v[0] : v) as T | undefined;
+  const user = o.user === undefined ? '' : `${o.user}@`;
+  return `postgres://${user}${first(o.host)}:${first(o.port) ?? 5432}/${o.database ?? ''}${table}`;
 }
 
 function addressOf(client: Client): string | undefined {

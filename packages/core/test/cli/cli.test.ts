@@ -311,6 +311,25 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
       const bad = await sluice(['inspect', '--ip', '198.51.100.5', ...flags('no;such')]);
       expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('PostgresStore.table')]);
     });
+
+    // Hostile test on fdd233c: a table of the app's (or missing functions) was exit 3 "failed to
+    // answer; nothing is known", with no cause, where the Redis path prints one.
+    test("a table Sluice did not make is exit 3 with the store error's code and message", async () => {
+      const { prefix, storeUrl } = await setUp('postgres');
+      const pool = new pg.Pool({ connectionString: storeUrl, max: 1 });
+      clients.push(pool);
+      await pool.query('CREATE TABLE IF NOT EXISTS cli_foreign (key text PRIMARY KEY, n int)');
+      const run = await sluice([
+        'inspect',
+        '--ip',
+        '198.51.100.9',
+        ...limiterFlags(`${storeUrl}?table=cli_foreign`, prefix),
+      ]);
+      expect(run.code).toBe(3);
+      expect(run.stderr).toMatch(
+        /^sluice: postgres:\/\/.*\?table=cli_foreign failed to answer: ERR_SLUICE_FOREIGN_TABLE: PostgresStore.table: table cli_foreign exists and Sluice did not create it.*; nothing is known$/m,
+      );
+    });
   });
 
   // Review 28: with no ban flags and no --config, a subject the app had banned was reported as
@@ -604,6 +623,18 @@ describe('sluice: answers a script can act on', () => {
       /^sluice: redis:\/\/ops:\*\*\*@127\.0\.0\.1:1\/2 \(the store of .*app-config-unreachable\.mjs\) failed to answer: .*ECONNREFUSED/m,
     );
     expect(run.stderr).not.toContain('hunter2');
+  });
+
+  // Hostile test on fdd233c: a module's PostgresStore was "the store of <module> failed to answer",
+  // with neither its address nor why.
+  test('--config whose PostgresStore is down: exit 3 naming its address and table (password hidden) and the cause', async () => {
+    const config = join(__dirname, 'app-config-postgres-unreachable.mjs');
+    const run = await sluice(['inspect', '--config', config, '--ip', '192.0.2.1']);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toMatch(
+      /^sluice: postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/db \(table app_limits\) \(the store of .*app-config-postgres-unreachable\.mjs\) failed to answer: .*ECONNREFUSED.*; nothing is known$/m,
+    );
+    expect(run.stderr).not.toContain('SECRET');
   });
 
   test.each([

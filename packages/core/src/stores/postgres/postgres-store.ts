@@ -88,6 +88,13 @@ function planOf(limiter: StoreLimiter): Plan {
  * gets ready (readiness.ts: its table and functions checked, created when missing), which the limiter
  * waits for apart from storeTimeout.
  */
+/**
+ * The client as given and the table, on the store under a registered symbol (not enumerable, not
+ * API): for `sluice --config` (cli/module-store.ts), which names the store's address in its exit-3
+ * line; the module's PostgresStore is of the app's build, which the command's instanceof misses.
+ */
+export const GIVEN_CLIENT = Symbol.for('@sluice/core PostgresStore client');
+
 export class PostgresStore implements Store {
   readonly local = false;
   readonly clock: (() => number) | undefined;
@@ -164,6 +171,7 @@ export class PostgresStore implements Store {
     this.runner = runner;
     this.readiness = new Readiness(runner, this.table, createTable);
     this.clock = clock;
+    Object.defineProperty(this, GIVEN_CLIENT, { value: { client, table: namesOf(this.table).table } });
   }
 
   /** Undefined once the store found (or created) its table and functions; until then, that attempt. */
