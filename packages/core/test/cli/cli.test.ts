@@ -350,6 +350,25 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     expect(json.warnings).toEqual([expect.objectContaining({ code: 'BAN_NOT_CHECKED' })]);
   });
 
+  // Hostile test on fdd233c: --subject key:<the raw API key> echoed the key back and said "allowed
+  // now" for a client the app was limiting: the app stores key: subjects hashed.
+  test.each([['--config'], ['flags']])(
+    '--subject key:<raw key> (%s): not echoed, and NOTHING_COUNTED names --api-key',
+    async (given) => {
+      const { app, prefix, storeUrl, env } = await setUp('standalone');
+      for (let i = 0; i < 3; i++) await app.handle({ ip: '198.51.100.8', key: KEY });
+      const limiter = given === 'flags' ? limiterFlags(storeUrl, prefix) : ['--config', CONFIG];
+      for (const json of [[], ['--json']]) {
+        const run = await sluice(['inspect', '--subject', `key:${KEY}`, ...limiter, ...json], env);
+        expect(run.code).toBe(0);
+        expect(run.stdout + run.stderr).not.toContain(KEY);
+        expect(run.stdout).toContain('key:<a string of 22 characters>');
+        if (json.length === 0) expect(run.stdout).toContain('allowed now, UNCONFIRMED');
+        expect(run.stderr).toMatch(/key: and token: subjects are stored hashed.*--api-key.*--token/);
+      }
+    },
+  );
+
   // 680f359 answered a --prefix or --algorithm unlike the app's with full quotas, "allowed now" and
   // exit 0, no warning, for a client the app was refusing (newcomer review, #28).
   test("flags unlike the app's (--prefix, --algorithm): 'nothing counted' and NOTHING_COUNTED, not a flat 'allowed now'", async () => {
