@@ -31,12 +31,26 @@ export type LimiterGiven = 'flags' | 'module' | 'unnamed-module';
 export function countedWarnings(
   anyCounted: boolean,
   given: LimiterGiven,
-  { store, banLifted = false }: { store?: string; banLifted?: boolean } = {},
+  {
+    store,
+    banLifted = false,
+    rawCredential,
+  }: { store?: string; banLifted?: boolean; rawCredential?: string } = {},
 ): CliWarning[] {
-  if (anyCounted || given === 'module') return [];
+  if (anyCounted) return [];
   const again = banLifted
     ? '; its ban was lifted, but a client the app counts elsewhere is banned again when it is next refused'
     : '';
+  // Said first, and under any options: a raw key after key: was answered "allowed now" (hostile test).
+  if (rawCredential !== undefined) {
+    return [
+      {
+        code: 'NOTHING_COUNTED',
+        message: `nothing is counted for this subject: key: and token: subjects are stored hashed (SHA-256, or HMAC-SHA-256 under credentialSecret), so --subject ${rawCredential}<raw credential> is never the app's; give a raw API key with --api-key and a raw bearer token with --token${again}`,
+      },
+    ];
+  }
+  if (given === 'module') return [];
   return [
     {
       code: 'NOTHING_COUNTED',

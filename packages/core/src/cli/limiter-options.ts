@@ -4,12 +4,15 @@ import { parseHttpOptions } from '../http/options.js';
 import type { HttpOptions } from '../http/types.js';
 import type { Limiter } from '../limiter.js';
 import type { Policy } from '../options.js';
+import type { Store } from '../stores/store.js';
 import { type CliArgs, LIMITER_FLAGS } from './args.js';
 import type { StoreFailure } from './commands.js';
 import type { SecretSource } from './credential-check.js';
 import { CliError, ExitCodes, usageError } from './exit-codes.js';
 import { quietModuleClient } from './module-store.js';
-import { type OpenedStore, openStore, redact } from './stores.js';
+import { redactUrl } from './redact.js';
+import { causeText, watchStore } from './store-watch.js';
+import { type OpenedStore, openStore } from './stores.js';
 
 /** The app's options as the command will parse them, and the store connection it must close. */
 export interface LimiterSource {
@@ -52,23 +55,22 @@ export async function limiterSource(args: CliArgs): Promise<LimiterSource> {
     const unnamed = !loaded.isLimiter && options.name === undefined;
     if (options.store !== undefined || options.limiter !== undefined) {
       if (args.store !== undefined) throw usageError('--store: the module gives its store already');
-      const client = quietModuleClient(options.store ?? (options.limiter as Limiter).config?.store);
+      const store = options.store ?? (options.limiter as Limiter).config?.store;
+      const client = quietModuleClient(store);
+      const storeError = watchStore(store as Store | undefined);
       const own = `the store of ${args.config}`;
       const storeLabel = client.address === undefined ? own : `${client.address} (${own})`;
-      const failure = () => {
-        const cause = client.firstError()?.message;
-        return `${storeLabel} failed to answer${cause === undefined ? '' : `: ${cause}`}`;
-      };
+      // The client's own error (a refused connection) says more than the store's ("Connection is closed").
+      const failure = failureOf(storeLabel, () => client.firstError() ?? storeError());
       return { options, opened: undefined, storeLabel, failure, secret, unnamed };
     }
     if (args.store === undefined) throw usageError(`${args.config} gives no store: add --store <url>`);
     const opened = await openStore(args.store);
-    const storeLabel = redact(args.store);
     return {
       options: { ...options, store: opened.store },
       opened,
-      storeLabel,
-      failure: () => `${storeLabel} failed to answer`,
+      storeLabel: redactUrl(args.store),
+      failure: failureOf(redactUrl(args.store), watchStore(opened.store)),
       secret,
       unnamed,
     };
@@ -79,15 +81,22 @@ export async function limiterSource(args: CliArgs): Promise<LimiterSource> {
   // Checked before connecting: a mistyped policy is exit 2 whether or not the store is up.
   parseHttpOptions({ ...options, validate: false });
   const opened = await openStore(args.store);
-  const storeLabel = redact(args.store);
   // A failing store is reported (exit 3), never decided around: no local fallback for the operator.
   return {
     options: { ...options, store: opened.store, onStoreError: 'deny' },
     opened,
-    storeLabel,
-    failure: () => `${storeLabel} failed to answer`,
+    storeLabel: redactUrl(args.store),
+    failure: failureOf(redactUrl(args.store), watchStore(opened.store)),
     secret: { namedButUnset: false, fromAppOptions: false, secret: options.credentialSecret !== undefined },
     unnamed: false,
+  };
+}
+
+/** The exit-3 line: where the store is, and its first error when one was seen. */
+function failureOf(storeLabel: string, firstError: () => Error | undefined): StoreFailure {
+  return () => {
+    const cause = firstError();
+    return `${storeLabel} failed to answer${cause === undefined ? '' : `: ${causeText(cause)}`}`;
   };
 }
 

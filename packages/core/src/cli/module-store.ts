@@ -1,5 +1,5 @@
-import { GIVEN_CLIENT } from '../stores/given-client.js';
-import { redact } from './stores.js';
+import { GIVEN_CLIENT, GIVEN_POSTGRES } from '../stores/given-client.js';
+import { redactUrl } from './redact.js';
 
 /** What the command learned of a --config module's own store client. */
 export interface ModuleClient {
@@ -45,17 +45,50 @@ export function quietModuleClient(store: unknown): ModuleClient {
       first ??= error;
     });
   }
-  return { address: client === undefined ? undefined : addressOf(client), firstError: () => first };
+  const address = client === undefined ? pgAddressOf(store) : addressOf(client);
+  return { address, firstError: () => first };
+}
+
+/** pg's Pool and Client, and postgres.js, as far as their settings show where they connect. */
+interface PgSettings {
+  readonly connectionString?: string;
+  readonly host?: string | readonly string[];
+  readonly port?: number | readonly number[];
+  readonly database?: string;
+  readonly user?: string;
+}
+
+/** A PostgresStore's address and table: `postgres://app:***@db:5432/app (table sluice_limits)`. */
+function pgAddressOf(store: unknown): string | undefined {
+  const given =
+    typeof store === 'object' && store !== null
+      ? ((store as Record<symbol, unknown>)[GIVEN_POSTGRES] as { client: unknown; table: string } | undefined)
+      : undefined;
+  if (given === undefined) return undefined;
+  // A pg Pool keeps its settings in `options`, a pg Client in `connectionParameters`, postgres.js in `options`.
+  const c = given.client as { options?: PgSettings; connectionParameters?: PgSettings };
+  const o = c.options ?? c.connectionParameters;
+  const table = ` (table ${given.table})`;
+  if (typeof o?.connectionString === 'string') return `${redactUrl(o.connectionString)}${table}`;
+  if (o?.host === undefined) return `PostgreSQL${table}`;
+  const first = <T>(v: T | readonly T[] | undefined) => (Array.isArray(v) ? v[0] : v) as T | undefined;
+  const user = o.user === undefined ? '' : `${o.user}@`;
+  return `postgres://${user}${first(o.host)}:${first(o.port) ?? 5432}/${o.database ?? ''}${table}`;
 }
 
 function addressOf(client: Client): string | undefined {
   if (Array.isArray(client.startupNodes)) {
-    const nodes = client.startupNodes.map((n) => (typeof n === 'string' ? n : `${n.host}:${n.port}`));
+    // ioredis takes URL nodes, passwords and all: only their host:port is printed.
+    const nodes = client.startupNodes.map((n) =>
+      typeof n === 'string'
+        ? n.replace(/^.*@|^[a-z][a-z0-9+.-]*:\/\//i, '').replace(/[/?#].*$/, '')
+        : `${n.host}:${n.port}`,
+    );
     return `redis-cluster://${nodes.join(',')}`;
   }
   const o = client.options;
   if (o === undefined) return undefined;
-  if (typeof o.url === 'string') return redact(o.url);
+  if (typeof o.url === 'string') return redactUrl(o.url);
   if (typeof o.path === 'string') return `redis+unix://${o.path}`;
   if (typeof o.host !== 'string') return undefined;
   const auth = o.password ? `${o.username ?? ''}:***@` : '';

@@ -13,8 +13,9 @@ import { countedWarnings } from './counted-check.js';
 import { type CliWarning, credentialWarnings, refuseUnconfirmedReset } from './credential-check.js';
 import { CliError, type ExitCode, ExitCodes } from './exit-codes.js';
 import { limiterSource } from './limiter-options.js';
+import { redactUrls } from './redact.js';
 import { inspectText, resetText } from './report.js';
-import { checkSubjectKind, subjectOf } from './subject.js';
+import { checkSubjectKind, rawCredentialIn, shownSubject, subjectOf } from './subject.js';
 
 async function main(argv: readonly string[]): Promise<ExitCode> {
   if (wantsHelp(argv)) {
@@ -36,15 +37,22 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     // The ban's warning says only that the ban is unknown; it is the same for both commands.
     const banUnknown = banWarnings(config, source.secret.fromAppOptions);
     const given = args.config === undefined ? 'flags' : source.unnamed ? 'unnamed-module' : 'module';
+    const rawCredential = rawCredentialIn(subject);
+    // A raw credential given as a subject is never printed back (text or --json).
+    const shown = shownSubject(subject);
     if (args.command === 'reset') {
       const { limiters, banLifted, counted } = await reset(config, subject, args.plan, source.failure);
-      const uncounted = countedWarnings(counted, given, { store: source.opened?.elsewhere, banLifted });
+      const uncounted = countedWarnings(counted, given, {
+        store: source.opened?.elsewhere,
+        banLifted,
+        rawCredential,
+      });
       const also = [...banUnknown, ...uncounted];
       warn(also);
       write(
         args.json,
-        { command: 'reset', subject, limiters, banLifted, counted, warnings: [...warnings, ...also] },
-        resetText(subject, source.storeLabel, limiters, {
+        { command: 'reset', subject: shown, limiters, banLifted, counted, warnings: [...warnings, ...also] },
+        resetText(shown, source.storeLabel, limiters, {
           counted,
           banLifted,
           ban: resetBanText(config, banLifted, source.secret.fromAppOptions),
@@ -54,24 +62,25 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
     }
     const reports = await inspect(config, subject, args.plan, source.failure);
     const allowed = reports.every((r) => r.allowed);
-    // The credential's warnings make "allowed" unconfirmed; the ban's only that the ban is unknown.
+    // The credential's warnings (and a raw credential as a subject) make "allowed" unconfirmed; the
+    // ban's only that the ban is unknown.
     const uncounted = countedWarnings(
       reports.some((r) => r.counted),
       given,
-      { store: source.opened?.elsewhere },
+      { store: source.opened?.elsewhere, rawCredential },
     );
     warn([...banUnknown, ...uncounted]);
     write(
       args.json,
       {
         command: 'inspect',
-        subject,
+        subject: shown,
         allowed,
         limiters: reports,
         warnings: [...warnings, ...banUnknown, ...uncounted],
       },
-      inspectText(subject, source.storeLabel, reports, {
-        unconfirmed: warnings.length > 0,
+      inspectText(shown, source.storeLabel, reports, {
+        unconfirmed: warnings.length > 0 || rawCredential !== undefined,
         banChecked: banUnknown.length === 0,
       }),
     );
@@ -83,27 +92,30 @@ async function main(argv: readonly string[]): Promise<ExitCode> {
 
 /** On stderr, so that --json's stdout stays one object (which carries them too). */
 function warn(warnings: readonly CliWarning[]): void {
-  for (const w of warnings) process.stderr.write(`sluice: warning: ${w.message}\n`);
+  for (const w of warnings) printErr(`sluice: warning: ${w.message}`);
 }
 
 function write(json: boolean, value: unknown, text: string): void {
-  process.stdout.write(`${json ? JSON.stringify(value) : text}\n`);
+  process.stdout.write(`${redactUrls(json ? JSON.stringify(value) : text)}\n`);
+}
+
+/** Every line for stderr: an address in a message (a client's error, say) loses its password here. */
+function printErr(line: string): void {
+  process.stderr.write(`${redactUrls(line)}\n`);
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     if (error instanceof CliError) {
-      process.stderr.write(`sluice: ${error.message}\n`);
+      printErr(`sluice: ${error.message}`);
       process.exit(error.exitCode);
     }
     if (error instanceof SluiceConfigError) {
-      process.stderr.write(`sluice: ${error.code}: ${error.message}\n`);
+      printErr(`sluice: ${error.code}: ${error.message}`);
       process.exit(ExitCodes.USAGE);
     }
-    process.stderr.write(
-      `sluice: unexpected error: ${error instanceof Error ? error.stack : String(error)}\n`,
-    );
+    printErr(`sluice: unexpected error: ${error instanceof Error ? error.stack : String(error)}`);
     process.exit(ExitCodes.UNEXPECTED);
   },
 );

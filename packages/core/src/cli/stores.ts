@@ -4,6 +4,7 @@ import { DEFAULT_TABLE } from '../stores/postgres/schema.js';
 import { RedisStore } from '../stores/redis/redis-store.js';
 import type { Store } from '../stores/store.js';
 import { CliError, ExitCodes, usageError } from './exit-codes.js';
+import { redactUrl } from './redact.js';
 
 /** A store a kind opened, and how to let go of its connection. */
 export interface Connection {
@@ -81,7 +82,7 @@ const cluster: StoreKind = {
     const raw = text.slice(text.indexOf('//') + 2);
     const at = raw.lastIndexOf('@');
     const auth = at === -1 ? '' : raw.slice(0, at);
-    const hosts = (at === -1 ? raw : raw.slice(at + 1)).replace(/\/.*$/, '');
+    const hosts = (at === -1 ? raw : raw.slice(at + 1)).replace(/[/?#].*$/, '');
     const nodes = hosts.split(',').map((node) => {
       const [host, port] = node.split(':');
       if (!host || !port || !/^\d+$/.test(port)) throw usageError(`--store: '${node}' is not host:port`);
@@ -123,7 +124,7 @@ async function loadPg(): Promise<Pick<typeof import('pg'), 'Pool'>> {
 const postgres: StoreKind = {
   schemes: ['postgres:', 'postgresql:'],
   example: 'postgres://user[:password]@host:5432/db[?table=schema.table] (postgresql:// too)',
-  elsewhere: `--store is not the app's database (postgres://user@host:5432/db), or ?table= not its PostgresStore's table (default ${DEFAULT_TABLE})`,
+  elsewhere: `--store is not the app's database (postgres://user:password@host:5432/db), or ?table= not its PostgresStore's table (default ${DEFAULT_TABLE})`,
   async open(text) {
     const url = parseUrl(text);
     const table = url.searchParams.get('table') ?? DEFAULT_TABLE;
@@ -142,14 +143,14 @@ const postgres: StoreKind = {
       const found = await pool.query('SELECT to_regclass($1) IS NOT NULL AS found', [table]);
       if (found.rows[0]?.found !== true) {
         throw new CliError(
-          `${redact(text)} has no table ${table}: the app's PostgresStore creates it on its first call (or PostgresStore.schema()); name another with ?table=`,
+          `${redactUrl(text)} has no table ${table}: the app's PostgresStore creates it on its first call (or PostgresStore.schema()); name another with ?table=`,
           ExitCodes.STORE,
         );
       }
     } catch (error) {
       await close().catch(() => {});
       if (error instanceof CliError || error instanceof SluiceConfigError) throw error;
-      throw new CliError(`cannot reach ${redact(text)}: ${(error as Error).message}`, ExitCodes.STORE);
+      throw new CliError(`cannot reach ${redactUrl(text)}: ${(error as Error).message}`, ExitCodes.STORE);
     }
     return { store, close };
   },
@@ -160,7 +161,7 @@ export const STORE_KINDS: readonly StoreKind[] = [standalone, cluster, postgres]
 /** Opens the store a `--store` URL names; a URL no kind takes is a usage error. */
 export async function openStore(text: string): Promise<OpenedStore> {
   const scheme = /^([a-z][a-z0-9+.-]*:)\/\//i.exec(text)?.[1]?.toLowerCase();
-  if (scheme === undefined) throw usageError(`--store: '${redact(text)}' is not a URL; ${schemesText()}`);
+  if (scheme === undefined) throw usageError(`--store: '${redactUrl(text)}' is not a URL; ${schemesText()}`);
   const kind = STORE_KINDS.find((k) => k.schemes.includes(scheme));
   if (kind === undefined) throw usageError(`--store: no store for '${scheme}//'; ${schemesText()}`);
   return { ...(await kind.open(text)), elsewhere: kind.elsewhere };
@@ -170,7 +171,7 @@ function parseUrl(text: string): URL {
   try {
     return new URL(text);
   } catch {
-    throw usageError(`--store: '${redact(text)}' is not a URL; ${schemesText()}`);
+    throw usageError(`--store: '${redactUrl(text)}' is not a URL; ${schemesText()}`);
   }
 }
 
@@ -199,16 +200,8 @@ async function connected(client: Connectable, url: string): Promise<void> {
     await Promise.race([client.connect(), timeout]);
   } catch (error) {
     const reason = (cause ?? (error as Error)).message;
-    throw new CliError(`cannot reach ${redact(url)}: ${reason}`, ExitCodes.STORE);
+    throw new CliError(`cannot reach ${redactUrl(url)}: ${reason}`, ExitCodes.STORE);
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** A store URL as it may be printed: without its password. */
-export function redact(url: string): string {
-  return url.replace(
-    /\/\/([^@/]*)@/,
-    (_, auth: string) => `//${auth.includes(':') ? `${auth.split(':')[0]}:***` : '***'}@`,
-  );
 }

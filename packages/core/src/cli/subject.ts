@@ -19,6 +19,27 @@ export function checkSubjectKind(who: Who): void {
   );
 }
 
+/** What the app stores after `key:` or `token:`: a SHA-256 (or HMAC) digest, base64url. */
+const DIGEST = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * A `--subject key:` or `token:` whose value is no digest, so a raw credential (which the app never
+ * stores, and which finds nothing); undefined for any other subject.
+ */
+export function rawCredentialIn(subject: string): string | undefined {
+  const kind = KINDS.find((k) => (k === 'key:' || k === 'token:') && subject.startsWith(k));
+  return kind === undefined || DIGEST.test(subject.slice(kind.length)) ? undefined : kind;
+}
+
+/**
+ * The subject as the command prints it. A raw credential is shown as its length only: the app's own
+ * messages hide a secret-looking value so (errors.ts describeValue), and the app never logs one.
+ */
+export function shownSubject(subject: string): string {
+  const kind = rawCredentialIn(subject);
+  return kind === undefined ? subject : `${kind}<a string of ${subject.length - kind.length} characters>`;
+}
+
 /** A request that carries only what the operator gave: an address, an API key or a token. */
 interface Given {
   readonly ip: string | undefined;

@@ -7,6 +7,8 @@
  * registered symbol does.
  */
 export const GIVEN_CLIENT = Symbol.for('@sluice/core RedisStore client');
+/** PostgresStore's client and table, for the command alone: stores of one pool may hold other tables. */
+export const GIVEN_POSTGRES = Symbol.for('@sluice/core PostgresStore client');
 
 /** What a store's counters live in: the client it was given, else the store itself. */
 export function countersOf(store: object): object {

@@ -311,6 +311,25 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
       const bad = await sluice(['inspect', '--ip', '198.51.100.5', ...flags('no;such')]);
       expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('PostgresStore.table')]);
     });
+
+    // Hostile test on fdd233c: a table of the app's (or missing functions) was exit 3 "failed to
+    // answer; nothing is known", with no cause, where the Redis path prints one.
+    test("a table Sluice did not make is exit 3 with the store error's code and message", async () => {
+      const { prefix, storeUrl } = await setUp('postgres');
+      const pool = new pg.Pool({ connectionString: storeUrl, max: 1 });
+      clients.push(pool);
+      await pool.query('CREATE TABLE IF NOT EXISTS cli_foreign (key text PRIMARY KEY, n int)');
+      const run = await sluice([
+        'inspect',
+        '--ip',
+        '198.51.100.9',
+        ...limiterFlags(`${storeUrl}?table=cli_foreign`, prefix),
+      ]);
+      expect(run.code).toBe(3);
+      expect(run.stderr).toMatch(
+        /^sluice: postgres:\/\/.*\?table=cli_foreign failed to answer: ERR_SLUICE_FOREIGN_TABLE: PostgresStore.table: table cli_foreign exists and Sluice did not create it.*; nothing is known$/m,
+      );
+    });
   });
 
   // Review 28: with no ban flags and no --config, a subject the app had banned was reported as
@@ -330,6 +349,25 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     expect(json.limiters[0].ban).toBeNull();
     expect(json.warnings).toEqual([expect.objectContaining({ code: 'BAN_NOT_CHECKED' })]);
   });
+
+  // Hostile test on fdd233c: --subject key:<the raw API key> echoed the key back and said "allowed
+  // now" for a client the app was limiting: the app stores key: subjects hashed.
+  test.each([['--config'], ['flags']])(
+    '--subject key:<raw key> (%s): not echoed, and NOTHING_COUNTED names --api-key',
+    async (given) => {
+      const { app, prefix, storeUrl, env } = await setUp('standalone');
+      for (let i = 0; i < 3; i++) await app.handle({ ip: '198.51.100.8', key: KEY });
+      const limiter = given === 'flags' ? limiterFlags(storeUrl, prefix) : ['--config', CONFIG];
+      for (const json of [[], ['--json']]) {
+        const run = await sluice(['inspect', '--subject', `key:${KEY}`, ...limiter, ...json], env);
+        expect(run.code).toBe(0);
+        expect(run.stdout + run.stderr).not.toContain(KEY);
+        expect(run.stdout).toContain('key:<a string of 22 characters>');
+        if (json.length === 0) expect(run.stdout).toContain('allowed now, UNCONFIRMED');
+        expect(run.stderr).toMatch(/key: and token: subjects are stored hashed.*--api-key.*--token/);
+      }
+    },
+  );
 
   // 680f359 answered a --prefix or --algorithm unlike the app's with full quotas, "allowed now" and
   // exit 0, no warning, for a client the app was refusing (newcomer review, #28).
@@ -567,6 +605,32 @@ describe('sluice: answers a script can act on', () => {
     expect(run.stderr).not.toContain('hunter2');
   });
 
+  // Hostile test on fdd233c: a '/' or '?' in a password printed the whole URL ("is not a URL"), an
+  // '@' in it printed what followed the first '@', ?password= was printed as given, and a module's
+  // Cluster of URL startup nodes printed their passwords. Every shape, through the bin.
+  test.each([
+    ['--store', 'postgres://app:pass/wordSECRET@127.0.0.1:1/db'],
+    ['--store', 'redis://:ab/cdSECRET@127.0.0.1:1'],
+    ['--store', 'redis://:ab?cdSECRET@127.0.0.1:1'],
+    ['--store', 'postgres://app:p@ssSECRET@127.0.0.1:1/db'],
+    ['--store', 'redis://:p@ssSECRET@127.0.0.1:1'],
+    ['--store', 'redis-cluster://:p@ssSECRET@127.0.0.1:1,127.0.0.1:2'],
+    ['--store', 'redis-cluster://127.0.0.1:1?password=qpSECRET'],
+    ['--store', 'postgres://app@127.0.0.1:1/db?password=qpSECRET'],
+    ['--store', 'postgres://app@127.0.0.1:1/db?sslmode=disable&pass=qpSECRET'],
+    ['--store', 'redis://127.0.0.1:1/0?password=qpSECRET'],
+    ['--store', 'app:p@ssSECRET@127.0.0.1:1'],
+    ['--config', join(__dirname, 'app-config-cluster-url-nodes.mjs')],
+    ['--config', join(__dirname, 'app-config-node-redis.mjs')],
+  ])('%s %s: no password printed, text or --json', async (flag, value) => {
+    const store = flag === '--store' ? ['--limit', '5', '--window', '1m'] : [];
+    for (const json of [[], ['--json']]) {
+      const run = await sluice(['inspect', '--ip', '192.0.2.1', flag, value, ...store, ...json]);
+      expect([run.code, run.stderr]).toEqual([expect.any(Number), expect.stringMatching(/^sluice: /m)]);
+      expect(run.stdout + run.stderr).not.toContain('SECRET');
+    }
+  });
+
   // Review 28: the module's client, without an error listener as apps make it, printed "[ioredis]
   // Unhandled error event" over and over, and the command's own line said "see the warning above",
   // never where the store was. Failed on ae2676c (the spam, and no address in the exit-3 line).
@@ -578,6 +642,18 @@ describe('sluice: answers a script can act on', () => {
       /^sluice: redis:\/\/ops:\*\*\*@127\.0\.0\.1:1\/2 \(the store of .*app-config-unreachable\.mjs\) failed to answer: .*ECONNREFUSED/m,
     );
     expect(run.stderr).not.toContain('hunter2');
+  });
+
+  // Hostile test on fdd233c: a module's PostgresStore was "the store of <module> failed to answer",
+  // with neither its address nor why.
+  test('--config whose PostgresStore is down: exit 3 naming its address and table (password hidden) and the cause', async () => {
+    const config = join(__dirname, 'app-config-postgres-unreachable.mjs');
+    const run = await sluice(['inspect', '--config', config, '--ip', '192.0.2.1']);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toMatch(
+      /^sluice: postgres:\/\/app:\*\*\*@127\.0\.0\.1:1\/db \(table app_limits\) \(the store of .*app-config-postgres-unreachable\.mjs\) failed to answer: .*ECONNREFUSED.*; nothing is known$/m,
+    );
+    expect(run.stderr).not.toContain('SECRET');
   });
 
   test.each([

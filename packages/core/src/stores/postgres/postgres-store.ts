@@ -1,5 +1,6 @@
 import { describeValue, ErrorCodes, SluiceConfigError } from '../../errors.js';
 import { soon } from '../../portable/runtime.js';
+import { GIVEN_POSTGRES } from '../given-client.js';
 import type { PolicyOutcome, RefundCall, Store, StoreCall, StoreLimiter, StoreOutcome } from '../store.js';
 import { markLifeMs, markOf } from '../store.js';
 import { batchSql, MAX_BATCH_CALLS, type Queued, settle } from './batch.js';
@@ -164,6 +165,7 @@ export class PostgresStore implements Store {
     this.runner = runner;
     this.readiness = new Readiness(runner, this.table, createTable);
     this.clock = clock;
+    Object.defineProperty(this, GIVEN_POSTGRES, { value: { client, table: namesOf(this.table).table } });
   }
 
   /** Undefined once the store found (or created) its table and functions; until then, that attempt. */
