@@ -162,28 +162,26 @@ describePostgres('PostgresStore on a server', () => {
     expect((await limiter.consume('a')).allowed).toBe(false);
   });
 
-  test('a table dropped under a running store is created again by the call that finds it gone', async () => {
-    const store = new PostgresStore({ client: await makeClient('pg Pool', db.server.url), table: 'dropped' });
+  // Renamed: failed on fdd233c: the renamed table kept its index, named renamed_expires_at, so the
+  // schema's CREATE INDEX of that name failed (42P07) at every attempt and every call was degraded.
+  test.each([
+    ['dropped', 'is created again by the call that finds it gone', 'DROP TABLE dropped'],
+    [
+      'renamed',
+      'is made again, with an expiry index of its own',
+      'ALTER TABLE renamed RENAME TO renamed_old',
+    ],
+  ])('a table %s under a running store %s', async (table, _what, ddl) => {
+    const store = new PostgresStore({ client: await makeClient('pg Pool', db.server.url), table });
     const limiter = limiterOn(store);
     expect((await limiter.consume('a')).degraded).toBeUndefined();
-    await db.admin.query('DROP TABLE dropped');
-    const again = await limiter.consume('a');
-    expect([again.allowed, again.remaining, again.degraded]).toEqual([true, 1, undefined]);
-    expect(warnings.codes).toEqual([]);
-  });
-
-  test('a table renamed under a running store is made again, with an expiry index of its own', async () => {
-    // Failed on fdd233c: the renamed table kept its index, named renamed_expires_at, so the schema's
-    // CREATE INDEX of that name failed (42P07) at every attempt and every call was degraded.
-    const store = new PostgresStore({ client: await makeClient('pg Pool', db.server.url), table: 'renamed' });
-    const limiter = limiterOn(store);
-    expect((await limiter.consume('a')).degraded).toBeUndefined();
-    await db.admin.query('ALTER TABLE renamed RENAME TO renamed_old');
+    await db.admin.query(ddl);
     const again = await limiter.consume('a');
     expect([again.allowed, again.remaining, again.degraded]).toEqual([true, 1, undefined]);
     expect(warnings.codes).toEqual([]);
     const indexes = await db.admin.query(
-      "SELECT indexdef FROM pg_indexes WHERE tablename = 'renamed' AND indexdef LIKE '%(expires_at)'",
+      "SELECT indexdef FROM pg_indexes WHERE tablename = $1 AND indexdef LIKE '%(expires_at)'",
+      [table],
     );
     expect(indexes.rows).toHaveLength(1);
   });
