@@ -1,36 +1,36 @@
-import { type Policy, PostgresStore } from '@sluice/core';
-import { multiPolicySets, singlePolicySets } from '@sluice/core/testing';
+import { PostgresStore } from '@sluice/core';
 import { describePostgres } from '../../../../test/support/postgres.js';
+import { clientsTaking, paritySets } from '../../../../test/support/traces.js';
 import { allowWarnings } from '../../../../test/support/warnings.js';
 import { expectDenyCacheParity } from '../conformance/deny-cache-parity.js';
-import { makeClient, PG_CLIENT_NAMES, serverPerFile, uniquePrefix } from './clients.js';
+import { makeClient, type PgClientName, serverPerFile, uniquePrefix } from './clients.js';
 
 // Traces draw windows of a few milliseconds as bare numbers, on purpose.
 allowWarnings('ERR_SLUICE_WINDOW_IN_SECONDS');
 // A trace set takes seconds alone, and several times that beside another busy test worker on 2 cores.
 jest.setTimeout(180_000);
 
+/** One client of each way PostgresStore talks to PostgreSQL (pg's Pool and Client share one). */
+const ONE_PER_ADAPTER: readonly PgClientName[] = ['pg Pool', 'postgres.js'];
+
 /**
  * The deny cache answers only what PostgreSQL would: a limiter on PostgresStore with its deny cache on
  * decides every step of a random trace exactly as one on MemoryStore (expectDenyCacheParity), as on
- * RedisStore; pg Pool on every set, the other clients on the multi-policy sets.
+ * RedisStore; the cache is Sluice's, above the wire, which parity.test.ts crosses with every client:
+ * pg Pool on every set, postgres.js on the multi-policy sets (test/support/traces.ts).
  */
 describePostgres('PostgresStore with the deny cache decides as MemoryStore', () => {
   const db = serverPerFile();
-  const sets = [...singlePolicySets, ...multiPolicySets].map((s) => ({
-    label: s.label,
-    policies: [...s.policies],
-  }));
-  const runs: Array<[string, string, Policy[]]> = sets.flatMap(({ label, policies }) =>
-    PG_CLIENT_NAMES.filter(
-      (name) => name === 'pg Pool' || multiPolicySets.some((m) => m.label === label),
-    ).map((name): [string, string, Policy[]] => [label, name, policies]),
+  const runs = paritySets(true).flatMap((set) =>
+    clientsTaking(set, ONE_PER_ADAPTER, (name) => name === 'pg Pool').map(
+      (name) => [set.label, name, set] as const,
+    ),
   );
 
-  test.each(runs)('%s, %s: the same decision at every step', async (_label, name, policies) => {
-    const client = await makeClient(name as (typeof PG_CLIENT_NAMES)[number], db.server.url);
+  test.each(runs)('%s, %s: the same decision at every step', async (_label, name, set) => {
+    const client = await makeClient(name, db.server.url);
     const cacheable = await expectDenyCacheParity(
-      policies,
+      [...set.policies],
       (clock) => new PostgresStore({ client, clock }),
       () => uniquePrefix('deny-parity'),
     );

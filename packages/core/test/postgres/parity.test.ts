@@ -1,7 +1,7 @@
 import { PostgresStore } from '@sluice/core';
-import { checkStoreParity, multiPolicySets, singlePolicySets } from '@sluice/core/testing';
+import { checkStoreParity } from '@sluice/core/testing';
 import { describePostgres, type ServerProcess, startPostgres } from '../../../../test/support/postgres.js';
-import { SECONDARY_TRACES } from '../../../../test/support/traces.js';
+import { clientsTaking, paritySets, SECONDARY_TRACES } from '../../../../test/support/traces.js';
 import { allowWarnings } from '../../../../test/support/warnings.js';
 import { closeClients, makeClient, PG_CLIENT_NAMES, uniquePrefix } from './clients.js';
 
@@ -14,8 +14,9 @@ jest.setTimeout(180_000);
  * PostgresStore passes the store conformance kit on every client: the same random traces on a manual
  * clock give identical store answers and decisions on MemoryStore and PostgresStore, so the SQL twins
  * decide as the TypeScript steps (and so as the Lua twins, which the Redis parity suite holds to them).
- * pg Pool takes the kit's 8 traces per set; the other clients, which run the same SQL and differ only
- * in how it crosses the wire, 4 (one per pace of the clock) of half the length.
+ * pg Pool takes every set, the kit's 8 traces each; the other clients, which run the same SQL and
+ * differ only in how it crosses the wire, the multi-policy sets (every algorithm between them), 4
+ * traces (one per pace of the clock) of half the length.
  */
 describePostgres('PostgresStore parity with MemoryStore', () => {
   let server: ServerProcess;
@@ -27,22 +28,19 @@ describePostgres('PostgresStore parity with MemoryStore', () => {
     await server?.stop();
   });
 
-  describe.each([...singlePolicySets, ...multiPolicySets].map((set) => [set.label, set] as const))(
-    '%s',
-    (_label, set) => {
-      test.each(PG_CLIENT_NAMES.map((name) => [name]))(
-        '%s: the same answer to every store call, the same decision at every step',
-        async (name) => {
-          const client = await makeClient(name, server.url);
-          const report = await checkStoreParity((clock) => new PostgresStore({ client, clock }), {
-            policySets: [set],
-            prefix: uniquePrefix('parity'),
-            ...(name === 'pg Pool' ? {} : SECONDARY_TRACES),
-          });
-          expect(report.denials).toBeGreaterThan(report.traces);
-          expect(report.refunds).toBeGreaterThanOrEqual(report.traces);
-        },
-      );
-    },
-  );
+  describe.each(paritySets(true).map((set) => [set.label, set] as const))('%s', (_label, set) => {
+    test.each(clientsTaking(set, PG_CLIENT_NAMES, (name) => name === 'pg Pool').map((name) => [name]))(
+      '%s: the same answer to every store call, the same decision at every step',
+      async (name) => {
+        const client = await makeClient(name, server.url);
+        const report = await checkStoreParity((clock) => new PostgresStore({ client, clock }), {
+          policySets: [set],
+          prefix: uniquePrefix('parity'),
+          ...(name === 'pg Pool' ? {} : SECONDARY_TRACES),
+        });
+        expect(report.denials).toBeGreaterThan(report.traces);
+        expect(report.refunds).toBeGreaterThanOrEqual(report.traces);
+      },
+    );
+  });
 });
