@@ -1,7 +1,8 @@
 /**
  * The worker's end of the IPC channel: sends the store calls of one turn of the event loop as one
- * message and settles each call with the primary's reply, matched by id. One per process, shared by
- * every ClusterStore in it, so the process holds one listener whatever the number of stores.
+ * message (once the primary has said it reads those; each alone until then) and settles each call with
+ * the primary's reply, matched by id. One per process, shared by every ClusterStore in it, so the
+ * process holds one listener whatever the number of stores.
  */
 import type { StoreLimiter } from '../store.js';
 import {
@@ -51,6 +52,11 @@ export class Channel {
   private timerAt = Number.POSITIVE_INFINITY;
   /** Calls of this turn, sent together once it ends. */
   private outbox: Request[] = [];
+  /**
+   * Whether the primary reads a turn's calls as one `Calls`: not until one of its answers says so
+   * (`Reply.b`, or a `Replies`), as a primary of the release before would leave a `Calls` unanswered.
+   */
+  private batches = false;
 
   constructor(private readonly send: NonNullable<NodeJS.Process['send']>) {
     process.on('message', this.onMessage);
@@ -96,12 +102,20 @@ export class Channel {
     if (this.outbox.push(request) === 1) setImmediate(this.flush);
   }
 
-  /** One message for the calls of the turn: a lone call as itself, several as `Calls`. */
+  /**
+   * One message for the calls of the turn: a lone call as itself, several as `Calls`; each alone while
+   * the primary has not said it reads `Calls`.
+   */
   private readonly flush = (): void => {
     const requests = this.outbox;
     this.outbox = [];
-    const message: Request | Calls =
-      requests.length === 1 ? requests[0]! : { [TAG]: TAG_VALUE, calls: requests };
+    if (requests.length === 1) this.post(requests[0]!, requests);
+    else if (this.batches) this.post({ [TAG]: TAG_VALUE, calls: requests }, requests);
+    else for (const request of requests) this.post(request, [request]);
+  };
+
+  /** Sends one message; a send that fails fails the calls it carried. */
+  private post(message: Request | Calls, requests: readonly Request[]): void {
     const failAll = (error: Error): void => {
       for (const request of requests) this.fail(request.id, error);
     };
@@ -113,7 +127,7 @@ export class Channel {
     } catch (error) {
       failAll(error instanceof Error ? error : new Error(String(error)));
     }
-  };
+  }
 
   /** Every message reaches every listener: the app's own are left to the app. */
   private readonly onMessage = (message: unknown): void => {
@@ -121,8 +135,12 @@ export class Channel {
     if (!isTagged(message) || 'op' in (message as object) || 'calls' in (message as object)) return;
     const { replies } = message as Partial<Replies>;
     if (Array.isArray(replies)) {
+      this.batches = true;
       for (const reply of replies) this.settle(reply);
-    } else this.settle(message as Reply);
+    } else {
+      if ((message as Reply).b === 1) this.batches = true;
+      this.settle(message as Reply);
+    }
   };
 
   /** Settles the call a reply answers, if one still waits for it. */

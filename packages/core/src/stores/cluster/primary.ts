@@ -110,7 +110,8 @@ class Primary implements ClusterPrimary {
     const { calls } = message as { calls?: unknown };
     if (!Array.isArray(calls)) {
       const reply = this.replyTo(worker.id, message);
-      if (reply !== undefined) answer(worker, reply);
+      // Marked: this primary reads `Calls`, so the worker may send its next turns' calls together.
+      if (reply !== undefined) answer(worker, { ...reply, b: 1 });
       return;
     }
     // The calls of one turn of the worker, in its order; their replies go back in one message.

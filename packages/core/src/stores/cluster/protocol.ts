@@ -65,11 +65,19 @@ export interface Reply {
   readonly err?: Refusal;
   /** With `err`: what went wrong, for the store-error diagnostics. */
   readonly msg?: string;
+  /**
+   * Set on the answer to a lone call by a primary that reads `Calls`. A primary of a release before
+   * them ignores a `Calls` (it has no id), and a rolling restart forks new workers beside the old
+   * primary: so a worker sends each call alone until it has seen this mark or a `Replies`.
+   */
+  readonly b?: 1;
 }
 
 /**
  * The calls a worker made in one turn of its event loop, sent as one message (one IPC write and one
- * JSON parse on each side, instead of one per call); answered by one `Replies`.
+ * JSON parse on each side, instead of one per call); answered by one `Replies`. Sent only to a primary
+ * that has said it reads them (`Reply.b`); a lone call travels as a `Request`, understood by every
+ * release of this protocol version.
  */
 export interface Calls {
   readonly [TAG]: typeof TAG_VALUE;
