@@ -160,6 +160,7 @@ describe('a primary that does not answer', () => {
 interface BusyPrimary {
   decisions: Array<{ allowed: boolean; degraded: boolean }>;
   after: { remaining: { givenUp: number; awaited: number }; pending: number };
+  together: number;
 }
 
 describe('a primary blocked for 1.5 s with calls waiting in the pipe', () => {
@@ -168,6 +169,8 @@ describe('a primary blocked for 1.5 s with calls waiting in the pipe', () => {
     // onStoreError 'local' decided all ten within storeTimeout.
     expect(result.decisions).toEqual(Array(10).fill({ allowed: true, degraded: true }));
     expect(result.after).toEqual({ remaining: { givenUp: 10, awaited: 10 }, pending: 0 });
+    // The ten calls travelled as one message: each was still given up or given back on its own.
+    expect(result.together).toBe(10);
   });
 });
 
