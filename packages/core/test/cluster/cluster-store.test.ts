@@ -179,12 +179,13 @@ interface Batching {
   one: BatchedBurst;
   two: BatchedBurst;
   wide: number;
+  taggedInside: number;
 }
 
 interface BatchedBurst {
   decisions: Array<[boolean, number]>;
   degraded: boolean;
-  received: { messages: number; answers: number };
+  received: { messages: number; answers: number; taggedInside: number };
   sent: { messages: number; calls: number };
 }
 
@@ -202,9 +203,11 @@ describe("a worker's calls of one turn", () => {
     ]);
     for (const burst of [run.one, run.two]) {
       expect(burst.sent).toEqual({ messages: 1, calls: 64 });
-      expect(burst.received).toEqual({ messages: 1, answers: 64 });
+      // Only the message is tagged, not each call or answer in it.
+      expect(burst.received).toEqual({ messages: 1, answers: 64, taggedInside: 0 });
       expect(burst.degraded).toBe(false);
     }
+    expect(run.taggedInside).toBe(0);
     expect(stderr).toBe('');
   });
 

@@ -6,6 +6,8 @@
  */
 import type { StoreLimiter } from '../store.js';
 import {
+  type Answer,
+  type Call,
   type Calls,
   describeLimiter,
   isTagged,
@@ -27,9 +29,9 @@ interface LimiterEntry {
 
 /** A call waiting for the primary. */
 interface Pending {
-  readonly request: Request;
+  readonly request: Call;
   readonly limiter: LimiterEntry;
-  readonly resolve: (reply: Reply) => void;
+  readonly resolve: (reply: Answer) => void;
   readonly reject: (error: Error) => void;
   readonly deadline: number;
   /** Sent again once already, with its limiter's policies, after the primary had forgotten them. */
@@ -37,7 +39,7 @@ interface Pending {
 }
 
 /** The fields of a request that depend on the call. */
-export type CallFields = Pick<Request, 'op' | 'sub' | 'n' | 'lease' | 'at' | 'exp'>;
+export type CallFields = Pick<Call, 'op' | 'sub' | 'n' | 'lease' | 'at' | 'exp'>;
 
 /** The longest delay setTimeout takes (about 24.8 days); a longer one would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -51,7 +53,7 @@ export class Channel {
   /** When the timer fires; Infinity when none is armed. */
   private timerAt = Number.POSITIVE_INFINITY;
   /** Calls of this turn, sent together once it ends. */
-  private outbox: Request[] = [];
+  private outbox: Call[] = [];
   /**
    * Whether the primary reads a turn's calls as one `Calls`: not until one of its answers says so
    * (`Reply.b`, or a `Replies`), as a primary of the release before would leave a `Calls` unanswered.
@@ -73,14 +75,14 @@ export class Channel {
    * message cannot be sent, or no reply came within `timeoutMs` (the call is then forgotten: a late
    * reply is dropped).
    */
-  call(limiter: StoreLimiter, fields: CallFields, timeoutMs: number): Promise<Reply> {
+  call(limiter: StoreLimiter, fields: CallFields, timeoutMs: number): Promise<Answer> {
     if (!process.connected) return Promise.reject(gone());
     const entry = this.entryOf(limiter);
     const id = this.nextId++;
-    const request: Request = entry.known
-      ? { sluice: 'cluster/1', id, lim: entry.id, ...fields }
-      : { sluice: 'cluster/1', id, lim: entry.id, def: entry.def, ...fields };
-    return new Promise<Reply>((resolve, reject) => {
+    const request: Call = entry.known
+      ? { id, lim: entry.id, ...fields }
+      : { id, lim: entry.id, def: entry.def, ...fields };
+    return new Promise<Answer>((resolve, reject) => {
       const deadline = performance.now() + timeoutMs;
       this.pending.set(id, { request, limiter: entry, resolve, reject, deadline, resent: false });
       if (deadline < this.timerAt) this.arm(deadline);
@@ -98,7 +100,7 @@ export class Channel {
   }
 
   /** Queues a request; the first of a turn schedules the send of them all. */
-  private transmit(request: Request): void {
+  private transmit(request: Call): void {
     if (this.outbox.push(request) === 1) setImmediate(this.flush);
   }
 
@@ -109,13 +111,12 @@ export class Channel {
   private readonly flush = (): void => {
     const requests = this.outbox;
     this.outbox = [];
-    if (requests.length === 1) this.post(requests[0]!, requests);
-    else if (this.batches) this.post({ [TAG]: TAG_VALUE, calls: requests }, requests);
-    else for (const request of requests) this.post(request, [request]);
+    if (requests.length > 1 && this.batches) this.post({ [TAG]: TAG_VALUE, calls: requests }, requests);
+    else for (const request of requests) this.post({ [TAG]: TAG_VALUE, ...request }, [request]);
   };
 
   /** Sends one message; a send that fails fails the calls it carried. */
-  private post(message: Request | Calls, requests: readonly Request[]): void {
+  private post(message: Request | Calls, requests: readonly Call[]): void {
     const failAll = (error: Error): void => {
       for (const request of requests) this.fail(request.id, error);
     };
@@ -144,7 +145,7 @@ export class Channel {
   };
 
   /** Settles the call a reply answers, if one still waits for it. */
-  private settle(reply: Reply): void {
+  private settle(reply: Answer): void {
     if (typeof reply !== 'object' || reply === null) return;
     const waiting = this.pending.get(reply.id);
     // Not ours (another store's, or answered after its call was given up): nothing waits for it.
@@ -154,7 +155,7 @@ export class Channel {
       waiting.limiter.known = false;
       waiting.resent = true;
       const { def: _def, ...rest } = waiting.request;
-      const again: Request = { ...rest, def: waiting.limiter.def };
+      const again: Call = { ...rest, def: waiting.limiter.def };
       this.pending.set(reply.id, { ...waiting, request: again });
       this.transmit(again);
       return;
