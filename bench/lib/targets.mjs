@@ -8,7 +8,9 @@
  *   5. PostgreSQL (issue 30): Sluice over RateLimiterPostgres at 64 in flight, no deadlock and no
  *      error with keys crossed between processes, expired rows swept by consume alone;
  *   6. edge (issue 31): a fetch handler's bundle beside @upstash/ratelimit's for the same job, no Node
- *      built-in in it, one HTTP request to Redis per two-policy decision.
+ *      built-in in it, one HTTP request to Redis per two-policy decision;
+ *   7. Node cluster (issue 32, its target 2): ClusterStore's decisions/s over RateLimiterCluster's at 4
+ *      workers, and the primary's CPU per decision under its.
  */
 import { summarize } from './common.mjs';
 
@@ -26,6 +28,8 @@ export const TARGETS = {
     shrinkWithinS: 5,
   },
   edge: { bundleRatio: 1.5, nodeImports: 0, requestsPerDecision: 1 },
+  // Ratios of medians, Sluice's over RateLimiterCluster's in the same run.
+  cluster: { decisionsRatio: 2, primaryCpuRatio: 0.5 },
 };
 
 const SI = [
@@ -329,6 +333,39 @@ export function edgeRows(edge) {
   return out;
 }
 
+/** Target 7: the cluster suite's decisions/s and primary CPU per decision, each over the peer's. */
+export function clusterRows(cluster) {
+  const [sluice, peer] = ['sluice', 'rate-limiter-flexible'].map((impl) =>
+    cluster?.rows.find((r) => r.impl === impl),
+  );
+  if (sluice === undefined || peer === undefined) return [];
+  const t = TARGETS.cluster;
+  const { workers, inFlight } = cluster.settings;
+  const ratioOf = (metric, format, unit, what, target, met) => {
+    const ratio = sluice[metric].median / peer[metric].median;
+    const both = `Sluice ${range(sluice[metric], format)}${unit}, peer ${range(peer[metric], format)}${unit}`;
+    return { what, target, measured: `${ratio.toFixed(2)}× (${both})`, met: met(ratio) };
+  };
+  return [
+    ratioOf(
+      'decisionsPerSec',
+      rate,
+      '/s',
+      `decisions/s over RateLimiterCluster's, ${workers} workers x ${inFlight} in flight`,
+      `≥ ${t.decisionsRatio}×`,
+      (ratio) => ratio >= t.decisionsRatio,
+    ),
+    ratioOf(
+      'primaryUsPerDecision',
+      fixed(1),
+      ' µs',
+      "the primary's CPU per decision over RateLimiterCluster's",
+      `≤ ${t.primaryCpuRatio}×`,
+      (ratio) => ratio <= t.primaryCpuRatio,
+    ),
+  ].map((row) => ({ ...row, met: row.met && sluice.failed === 0 && sluice.degraded === 0 }));
+}
+
 export function targetsMarkdown(results) {
   const out = [];
   const cells = peerCells(results);
@@ -395,6 +432,7 @@ export function targetsMarkdown(results) {
     ['4. Atomicity', atomicityRows(results.atomicity)],
     ['5. PostgreSQL', postgresRows(results.postgres)],
     ['6. Edge', edgeRows(results.edge)],
+    ['7. Node cluster', clusterRows(results.cluster)],
   ]) {
     if (rows.length === 0) continue;
     const body = rows.map((r) => [r.what, r.target, r.measured, yes(r.met)]);

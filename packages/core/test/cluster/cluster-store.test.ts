@@ -160,6 +160,7 @@ describe('a primary that does not answer', () => {
 interface BusyPrimary {
   decisions: Array<{ allowed: boolean; degraded: boolean }>;
   after: { remaining: { givenUp: number; awaited: number }; pending: number };
+  together: number;
 }
 
 describe('a primary blocked for 1.5 s with calls waiting in the pipe', () => {
@@ -168,5 +169,73 @@ describe('a primary blocked for 1.5 s with calls waiting in the pipe', () => {
     // onStoreError 'local' decided all ten within storeTimeout.
     expect(result.decisions).toEqual(Array(10).fill({ allowed: true, degraded: true }));
     expect(result.after).toEqual({ remaining: { givenUp: 10, awaited: 10 }, pending: 0 });
+    // The ten calls travelled as one message: each was still given up or given back on its own.
+    expect(result.together).toBe(10);
+  });
+});
+
+interface Batching {
+  first: Array<[boolean, number]>;
+  one: BatchedBurst;
+  two: BatchedBurst;
+  wide: number;
+  taggedInside: number;
+}
+
+interface BatchedBurst {
+  decisions: Array<[boolean, number]>;
+  degraded: boolean;
+  received: { messages: number; answers: number; taggedInside: number };
+  sent: { messages: number; calls: number };
+}
+
+describe("a worker's calls of one turn", () => {
+  let run: Batching;
+  let stderr: string;
+  beforeAll(async () => {
+    ({ result: run, stderr } = await runScenario<Batching>('batching'));
+  });
+
+  it('travel as one IPC message each way, counted on a real channel', () => {
+    expect(run.first).toEqual([
+      [true, 99],
+      [true, 9],
+    ]);
+    for (const burst of [run.one, run.two]) {
+      expect(burst.sent).toEqual({ messages: 1, calls: 64 });
+      // Only the message is tagged, not each call or answer in it.
+      expect(burst.received).toEqual({ messages: 1, answers: 64, taggedInside: 0 });
+      expect(burst.degraded).toBe(false);
+    }
+    expect(run.taggedInside).toBe(0);
+    expect(stderr).toBe('');
+  });
+
+  it('are decided in the order they were made, as they would be one by one', () => {
+    expect(run.one.decisions).toEqual(Array.from({ length: 64 }, (_, i) => [true, 98 - i]));
+  });
+
+  it('keep several policies all-or-nothing inside one message', () => {
+    // The narrow policy (10) had one unit taken by the first call: 9 more are allowed, then none.
+    const expected = Array.from({ length: 64 }, (_, i) => (i < 9 ? [true, 8 - i] : [false, 0]));
+    expect(run.two.decisions).toEqual(expected);
+    // The wide policy (1000) was charged for the 10 allowed calls only.
+    expect(run.wide).toBe(990);
+  });
+});
+
+interface OlderPrimary {
+  bursts: Array<Array<[boolean, number, boolean]>>;
+  received: { calls: number; ignored: number };
+}
+
+describe('new workers beside a primary of the release before batching (a rolling restart)', () => {
+  it('send each call alone, and every call is decided by the primary', async () => {
+    const { result, stderr } = await runScenario<OlderPrimary>('older-primary');
+    // That primary reads a lone call only: a `Calls` would be ignored and every call in it degraded.
+    expect(result.received).toEqual({ calls: 128, ignored: 0 });
+    const expected = Array.from({ length: 128 }, (_, i) => [true, 999 - i, false]);
+    expect(result.bursts.flat()).toEqual(expected);
+    expect(stderr).toBe('');
   });
 });

@@ -1,10 +1,13 @@
 /**
  * The worker's end of the IPC channel: sends the store calls of one turn of the event loop as one
- * message and settles each call with the primary's reply, matched by id. One per process, shared by
- * every ClusterStore in it, so the process holds one listener whatever the number of stores.
+ * message (once the primary has said it reads those; each alone until then) and settles each call with
+ * the primary's reply, matched by id. One per process, shared by every ClusterStore in it, so the
+ * process holds one listener whatever the number of stores.
  */
 import type { StoreLimiter } from '../store.js';
 import {
+  type Answer,
+  type Call,
   type Calls,
   describeLimiter,
   isTagged,
@@ -26,9 +29,9 @@ interface LimiterEntry {
 
 /** A call waiting for the primary. */
 interface Pending {
-  readonly request: Request;
+  readonly request: Call;
   readonly limiter: LimiterEntry;
-  readonly resolve: (reply: Reply) => void;
+  readonly resolve: (reply: Answer) => void;
   readonly reject: (error: Error) => void;
   readonly deadline: number;
   /** Sent again once already, with its limiter's policies, after the primary had forgotten them. */
@@ -36,7 +39,7 @@ interface Pending {
 }
 
 /** The fields of a request that depend on the call. */
-export type CallFields = Pick<Request, 'op' | 'sub' | 'n' | 'lease' | 'at' | 'exp'>;
+export type CallFields = Pick<Call, 'op' | 'sub' | 'n' | 'lease' | 'at' | 'exp'>;
 
 /** The longest delay setTimeout takes (about 24.8 days); a longer one would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -50,7 +53,12 @@ export class Channel {
   /** When the timer fires; Infinity when none is armed. */
   private timerAt = Number.POSITIVE_INFINITY;
   /** Calls of this turn, sent together once it ends. */
-  private outbox: Request[] = [];
+  private outbox: Call[] = [];
+  /**
+   * Whether the primary reads a turn's calls as one `Calls`: not until one of its answers says so
+   * (`Reply.b`, or a `Replies`), as a primary of the release before would leave a `Calls` unanswered.
+   */
+  private batches = false;
 
   constructor(private readonly send: NonNullable<NodeJS.Process['send']>) {
     process.on('message', this.onMessage);
@@ -67,14 +75,14 @@ export class Channel {
    * message cannot be sent, or no reply came within `timeoutMs` (the call is then forgotten: a late
    * reply is dropped).
    */
-  call(limiter: StoreLimiter, fields: CallFields, timeoutMs: number): Promise<Reply> {
+  call(limiter: StoreLimiter, fields: CallFields, timeoutMs: number): Promise<Answer> {
     if (!process.connected) return Promise.reject(gone());
     const entry = this.entryOf(limiter);
     const id = this.nextId++;
-    const request: Request = entry.known
-      ? { sluice: 'cluster/1', id, lim: entry.id, ...fields }
-      : { sluice: 'cluster/1', id, lim: entry.id, def: entry.def, ...fields };
-    return new Promise<Reply>((resolve, reject) => {
+    const request: Call = entry.known
+      ? { id, lim: entry.id, ...fields }
+      : { id, lim: entry.id, def: entry.def, ...fields };
+    return new Promise<Answer>((resolve, reject) => {
       const deadline = performance.now() + timeoutMs;
       this.pending.set(id, { request, limiter: entry, resolve, reject, deadline, resent: false });
       if (deadline < this.timerAt) this.arm(deadline);
@@ -92,16 +100,23 @@ export class Channel {
   }
 
   /** Queues a request; the first of a turn schedules the send of them all. */
-  private transmit(request: Request): void {
+  private transmit(request: Call): void {
     if (this.outbox.push(request) === 1) setImmediate(this.flush);
   }
 
-  /** One message for the calls of the turn: a lone call as itself, several as `Calls`. */
+  /**
+   * One message for the calls of the turn: a lone call as itself, several as `Calls`; each alone while
+   * the primary has not said it reads `Calls`.
+   */
   private readonly flush = (): void => {
     const requests = this.outbox;
     this.outbox = [];
-    const message: Request | Calls =
-      requests.length === 1 ? requests[0]! : { [TAG]: TAG_VALUE, calls: requests };
+    if (requests.length > 1 && this.batches) this.post({ [TAG]: TAG_VALUE, calls: requests }, requests);
+    else for (const request of requests) this.post({ [TAG]: TAG_VALUE, ...request }, [request]);
+  };
+
+  /** Sends one message; a send that fails fails the calls it carried. */
+  private post(message: Request | Calls, requests: readonly Call[]): void {
     const failAll = (error: Error): void => {
       for (const request of requests) this.fail(request.id, error);
     };
@@ -113,7 +128,7 @@ export class Channel {
     } catch (error) {
       failAll(error instanceof Error ? error : new Error(String(error)));
     }
-  };
+  }
 
   /** Every message reaches every listener: the app's own are left to the app. */
   private readonly onMessage = (message: unknown): void => {
@@ -121,12 +136,16 @@ export class Channel {
     if (!isTagged(message) || 'op' in (message as object) || 'calls' in (message as object)) return;
     const { replies } = message as Partial<Replies>;
     if (Array.isArray(replies)) {
+      this.batches = true;
       for (const reply of replies) this.settle(reply);
-    } else this.settle(message as Reply);
+    } else {
+      if ((message as Reply).b === 1) this.batches = true;
+      this.settle(message as Reply);
+    }
   };
 
   /** Settles the call a reply answers, if one still waits for it. */
-  private settle(reply: Reply): void {
+  private settle(reply: Answer): void {
     if (typeof reply !== 'object' || reply === null) return;
     const waiting = this.pending.get(reply.id);
     // Not ours (another store's, or answered after its call was given up): nothing waits for it.
@@ -136,7 +155,7 @@ export class Channel {
       waiting.limiter.known = false;
       waiting.resent = true;
       const { def: _def, ...rest } = waiting.request;
-      const again: Request = { ...rest, def: waiting.limiter.def };
+      const again: Call = { ...rest, def: waiting.limiter.def };
       this.pending.set(reply.id, { ...waiting, request: again });
       this.transmit(again);
       return;

@@ -5,7 +5,7 @@ import { describeValue, ErrorCodes, SluiceConfigError } from '../../errors.js';
 import type { RefundCall, Store, StoreCall, StoreLimiter, StoreOutcome } from '../store.js';
 import { type Channel, channelOf } from './channel.js';
 import { type ClusterPrimary, type ClusterPrimaryOptions, startPrimary } from './primary.js';
-import { decodeSteps, isTagged, type Reply } from './protocol.js';
+import { type Answer, decodeSteps, isTagged } from './protocol.js';
 
 export interface ClusterStoreOptions {
   /**
@@ -120,7 +120,7 @@ export class ClusterStore implements Store {
   }
 }
 
-function outcomeOf(reply: Reply, limiter: StoreLimiter): StoreOutcome {
+function outcomeOf(reply: Answer, limiter: StoreLimiter): StoreOutcome {
   const steps = decodeSteps(reply.steps, limiter.policies.length);
   if (steps === undefined || typeof reply.now !== 'number') {
     throw new Error('the cluster primary answered with a malformed outcome');

@@ -4,6 +4,7 @@ import { describeValue, ErrorCodes, SluiceConfigError } from '../../errors.js';
 import { MemoryStore } from '../memory-store.js';
 import type { StoreLimiter } from '../store.js';
 import {
+  type Answer,
   encodeSteps,
   isTagged,
   type Refusal,
@@ -110,11 +111,12 @@ class Primary implements ClusterPrimary {
     const { calls } = message as { calls?: unknown };
     if (!Array.isArray(calls)) {
       const reply = this.replyTo(worker.id, message);
-      if (reply !== undefined) answer(worker, reply);
+      // Marked: this primary reads `Calls`, so the worker may send its next turns' calls together.
+      if (reply !== undefined) answer(worker, { [TAG]: TAG_VALUE, ...reply, b: 1 });
       return;
     }
     // The calls of one turn of the worker, in its order; their replies go back in one message.
-    const replies: Reply[] = [];
+    const replies: Answer[] = [];
     for (const call of calls) {
       const reply = this.replyTo(worker.id, call);
       if (reply !== undefined) replies.push(reply);
@@ -123,7 +125,7 @@ class Primary implements ClusterPrimary {
   };
 
   /** The reply to one call; undefined when it has no id to answer by. */
-  private replyTo(workerId: number, call: unknown): Reply | undefined {
+  private replyTo(workerId: number, call: unknown): Answer | undefined {
     if (typeof call !== 'object' || call === null) return undefined;
     const request = call as Record<string, unknown>;
     const id = request.id;
@@ -141,7 +143,7 @@ class Primary implements ClusterPrimary {
     this.byWorker.delete(worker.id);
   };
 
-  private run(workerId: number, id: number, request: Record<string, unknown>): Reply {
+  private run(workerId: number, id: number, request: Record<string, unknown>): Answer {
     const { op, lim, def, sub, n, lease, at, exp } = request;
     if (typeof lim !== 'number' || typeof sub !== 'string') return refusal(id, 'bad-request');
     const limiter = this.limiterOf(workerId, lim, def);
@@ -158,16 +160,16 @@ class Primary implements ClusterPrimary {
         if (typeof exp === 'number' && exp < Date.now()) return refusal(id, 'expired');
         const mode = op === 'c' ? 'consume' : 'peek';
         const outcome = this.store.consume({ limiter, subject: sub, cost: n, leaseId: lease, mode });
-        return { [TAG]: TAG_VALUE, id, now: outcome.now, steps: encodeSteps(outcome.steps) };
+        return { id, now: outcome.now, steps: encodeSteps(outcome.steps) };
       }
       case 'f': {
         if (!isCount(n) || !isCount(lease) || typeof at !== 'number') return refusal(id, 'bad-request');
         this.store.refund({ limiter, subject: sub, charge: { cost: n, chargedAt: at, leaseId: lease } });
-        return { [TAG]: TAG_VALUE, id };
+        return { id };
       }
       case 'r':
         this.store.reset(limiter, sub);
-        return { [TAG]: TAG_VALUE, id };
+        return { id };
       default:
         return refusal(id, 'bad-request');
     }
@@ -194,8 +196,8 @@ function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
-function refusal(id: number, err: Refusal, msg?: string): Reply {
-  return msg === undefined ? { [TAG]: TAG_VALUE, id, err } : { [TAG]: TAG_VALUE, id, err, msg };
+function refusal(id: number, err: Refusal, msg?: string): Answer {
+  return msg === undefined ? { id, err } : { id, err, msg };
 }
 
 /**

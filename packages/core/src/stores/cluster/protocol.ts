@@ -25,9 +25,8 @@ export interface LimiterDef {
   readonly policies: PolicyDef[];
 }
 
-/** Worker to primary: one store call. */
-export interface Request {
-  readonly [TAG]: typeof TAG_VALUE;
+/** One store call, worker to primary: sent alone as a `Request`, or among a turn's in `Calls`. */
+export interface Call {
   /** Correlates the answer; unique among this worker's calls in flight. */
   readonly id: number;
   readonly op: Op;
@@ -50,12 +49,14 @@ export interface Request {
   readonly exp?: number;
 }
 
+/** Worker to primary: one store call as a message of its own. */
+export type Request = Call & { readonly [TAG]: typeof TAG_VALUE };
+
 /** Why the primary could not run a call (the call changed nothing). */
 export type Refusal = 'unknown-limiter' | 'bad-request' | 'expired' | 'failed';
 
-/** Primary to worker: the answer to one call. */
-export interface Reply {
-  readonly [TAG]: typeof TAG_VALUE;
+/** Primary to worker: the answer to one call, sent alone as a `Reply`, or among others in `Replies`. */
+export interface Answer {
   readonly id: number;
   /** consume and peek: the primary's clock when it decided. */
   readonly now?: number;
@@ -67,19 +68,33 @@ export interface Reply {
   readonly msg?: string;
 }
 
+/** Primary to worker: the answer to a lone `Request`, as a message of its own. */
+export interface Reply extends Answer {
+  readonly [TAG]: typeof TAG_VALUE;
+  /**
+   * Set on the answer to a lone call by a primary that reads `Calls`. A primary of a release before
+   * them ignores a `Calls` (it has no id), and a rolling restart forks new workers beside the old
+   * primary: so a worker sends each call alone until it has seen this mark or a `Replies`.
+   */
+  readonly b?: 1;
+}
+
 /**
  * The calls a worker made in one turn of its event loop, sent as one message (one IPC write and one
- * JSON parse on each side, instead of one per call); answered by one `Replies`.
+ * JSON parse on each side, instead of one per call); answered by one `Replies`. Sent only to a primary
+ * that has said it reads them (`Reply.b`); a lone call travels as a `Request`, understood by every
+ * release of this protocol version. The message is tagged, its calls are not: only a message reaches
+ * the app's listeners, and the tag would be a fifth of each call's bytes.
  */
 export interface Calls {
   readonly [TAG]: typeof TAG_VALUE;
-  readonly calls: Request[];
+  readonly calls: Call[];
 }
 
-/** Primary to worker: the answers to one `Calls`, in its order. */
+/** Primary to worker: the answers to one `Calls`, in its order, untagged as its calls are. */
 export interface Replies {
   readonly [TAG]: typeof TAG_VALUE;
-  readonly replies: Reply[];
+  readonly replies: Answer[];
 }
 
 /** True for a message of Sluice's cluster protocol (either direction). */

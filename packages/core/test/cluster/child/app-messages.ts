@@ -20,13 +20,19 @@ export interface Answer {
   error?: string;
 }
 
-/** Messages the app listeners saw, by side (Sluice's counted by the calls they carry): Sluice's never reach them. */
-export const seen = { app: 0, sluice: 0 };
+/**
+ * Messages the app listeners saw, by side (Sluice's counted by the calls they carry, and as messages):
+ * Sluice's never reach them.
+ */
+export const seen = { app: 0, sluice: 0, sluiceMessages: 0, taggedInside: 0 };
 
 /** The calls (or answers) a message of Sluice carries: a worker's calls of one turn travel together. */
 function carried(message: unknown): number {
   const { calls, replies } = message as { calls?: unknown[]; replies?: unknown[] };
-  return (calls ?? replies)?.length ?? 1;
+  const inside = calls ?? replies;
+  if (inside === undefined) return 1;
+  seen.taggedInside += inside.filter(ClusterStore.isMessage).length;
+  return inside.length;
 }
 
 let asked = 0;
@@ -39,6 +45,7 @@ function listenInPrimary(): void {
   cluster.on('message', (_worker, message: unknown) => {
     if (ClusterStore.isMessage(message)) {
       seen.sluice += carried(message);
+      seen.sluiceMessages++;
       return;
     }
     seen.app++;
@@ -69,6 +76,7 @@ export function serve(
   process.on('message', (message: unknown) => {
     if (ClusterStore.isMessage(message)) {
       seen.sluice += carried(message);
+      seen.sluiceMessages++;
       return;
     }
     seen.app++;

@@ -4,6 +4,7 @@
  * charged. Calls the worker gave up (its store's `timeout` passed) are not run at all; calls answered
  * late but still awaited are run and given back by the limiter.
  */
+import cluster from 'node:cluster';
 import { ClusterStore, createLimiter, type Limiter } from '@sluice/core';
 import { ask, forkWorkers, report, serve } from './app-messages.js';
 
@@ -13,6 +14,13 @@ const CALLS = 5;
 export async function primary(): Promise<void> {
   ClusterStore.primary();
   const [worker] = await forkWorkers(1);
+  // The worker learns from this answer that the primary reads a turn's calls as one message.
+  await ask(worker!, 'warm');
+  /** The most calls one message of the worker carried: the ten of `fire` travel, and are late, together. */
+  let together = 0;
+  cluster.on('message', (_worker, message: { calls?: unknown[] }) => {
+    if (ClusterStore.isMessage(message)) together = Math.max(together, message.calls?.length ?? 1);
+  });
   const fired = ask(worker!, 'fire');
   // Blocks once the worker has been asked, before its calls (sent 100 ms later) can be read.
   setTimeout(() => {
@@ -22,7 +30,7 @@ export async function primary(): Promise<void> {
     }
   }, 20);
   const decisions = await fired;
-  report({ decisions, after: await ask(worker!, 'check') });
+  report({ decisions, after: await ask(worker!, 'check'), together });
 }
 
 export function worker(): void {
@@ -35,6 +43,8 @@ export function worker(): void {
   const limiterOn = (name: keyof typeof stores, storeTimeout: number): Limiter =>
     createLimiter({ limit: 10, window: '1h', name, store: stores[name], storeTimeout });
   serve({
+    // A peek of another subject: charges nothing.
+    warm: async () => (await limiterOn('awaited', 5000).peek('warm')).degraded,
     fire: async () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       const limiters = [limiterOn('givenUp', 100), limiterOn('awaited', 100)];

@@ -5,13 +5,17 @@
  * `RESULT <json>` line for the test.
  */
 import cluster from 'node:cluster';
+import * as batching from './batching.js';
 import * as busyPrimary from './busy-primary.js';
+import * as olderPrimary from './older-primary.js';
 import * as sharedLimit from './shared-limit.js';
 import * as silentPrimary from './silent-primary.js';
 import * as workerFaults from './worker-faults.js';
 
 const scenarios: Record<string, { primary(): Promise<void>; worker(): void }> = {
+  batching,
   'busy-primary': busyPrimary,
+  'older-primary': olderPrimary,
   'shared-limit': sharedLimit,
   'silent-primary': silentPrimary,
   'worker-faults': workerFaults,
