@@ -10,7 +10,9 @@
  *   6. edge (issue 31): a fetch handler's bundle beside @upstash/ratelimit's for the same job, no Node
  *      built-in in it, one HTTP request to Redis per two-policy decision;
  *   7. Node cluster (issue 32, its target 2): ClusterStore's decisions/s over RateLimiterCluster's at 4
- *      workers, and the primary's CPU per decision under its.
+ *      workers, and the primary's CPU per decision under its;
+ *   8. node-redis (issue 32, target 1): Sluice's sliding window on node-redis against rate-limit-redis on
+ *      node-redis, and against Sluice on ioredis, in the same run.
  */
 import { summarize } from './common.mjs';
 
@@ -30,6 +32,8 @@ export const TARGETS = {
   edge: { bundleRatio: 1.5, nodeImports: 0, requestsPerDecision: 1 },
   // Ratios of medians, Sluice's over RateLimiterCluster's in the same run.
   cluster: { decisionsRatio: 2, primaryCpuRatio: 0.5 },
+  // Ratios of medians of decisions/s: over rate-limit-redis on node-redis, and of Sluice on ioredis.
+  nodeRedis: { overRateLimitRedis: 1.5, ofIoredis: 0.85 },
 };
 
 const SI = [
@@ -366,6 +370,32 @@ export function clusterRows(cluster) {
   ].map((row) => ({ ...row, met: row.met && sluice.failed === 0 && sluice.degraded === 0 }));
 }
 
+/** Target 8: Sluice's sliding window on node-redis over rate-limit-redis there, and beside itself on ioredis. */
+export function nodeRedisRows(redis) {
+  const t = TARGETS.nodeRedis;
+  const find = (impl, client, label) =>
+    redis?.rows.find(
+      (r) => r.impl === impl && r.client === client && (label === undefined || r.case === label),
+    )?.decisionsPerSec;
+  const mine = find('sluice', 'node-redis', 'sliding-window');
+  if (!Number.isFinite(mine?.median)) return [];
+  const pairs = [
+    ['rate-limit-redis on node-redis', find('rate-limit-redis', 'node-redis'), t.overRateLimitRedis, 'peer'],
+    ['Sluice sliding-window on ioredis', find('sluice', 'ioredis', 'sliding-window'), t.ofIoredis, 'ioredis'],
+  ];
+  return pairs
+    .filter(([, theirs]) => Number.isFinite(theirs?.median))
+    .map(([what, theirs, target, name]) => {
+      const ratio = mine.median / theirs.median;
+      return {
+        what: `Sluice sliding-window on node-redis, decisions/s, over ${what}`,
+        target: `≥ ${target}×`,
+        measured: `${ratio.toFixed(2)}× (Sluice ${range(mine, rate)}/s, ${name} ${range(theirs, rate)}/s)`,
+        met: ratio >= target,
+      };
+    });
+}
+
 export function targetsMarkdown(results) {
   const out = [];
   const cells = peerCells(results);
@@ -433,6 +463,7 @@ export function targetsMarkdown(results) {
     ['5. PostgreSQL', postgresRows(results.postgres)],
     ['6. Edge', edgeRows(results.edge)],
     ['7. Node cluster', clusterRows(results.cluster)],
+    ['8. Redis on node-redis', nodeRedisRows(results.redis)],
   ]) {
     if (rows.length === 0) continue;
     const body = rows.map((r) => [r.what, r.target, r.measured, yes(r.met)]);
