@@ -93,6 +93,15 @@ const REFUND_PARAMS =
   'state bigint[], now bigint, cost bigint, charged_at bigint, lease bigint, lim bigint, w bigint, burst bigint';
 const REFUND_OUT = 'next bigint[], OUT expires_at bigint';
 const LANGUAGE = 'LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE';
+/**
+ * The signature of a twin's set-based step (`{{rows}}`), for call.sql's set-based path: step's fields
+ * for `cost`, then remaining, reset_ms and delay_ms for cost 0 (what a call that charges nothing
+ * reports), as one row. LANGUAGE sql, one SELECT, not STRICT: the planner inlines it.
+ */
+const ROWS_SIGNATURE = `(state bigint[], now bigint, cost bigint, lim bigint, w bigint, burst bigint)
+RETURNS TABLE (allowed boolean, next bigint[], remaining bigint, reset_ms bigint, retry_ms bigint,
+  delay_ms bigint, expires_at bigint, idle_remaining bigint, idle_reset_ms bigint, idle_delay_ms bigint)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE`;
 
 const signature = (params: string, out: string) => `(\n  ${params},\n  OUT ${out})\n${LANGUAGE}`;
 
@@ -100,7 +109,25 @@ const signature = (params: string, out: string) => `(\n  ${params},\n  OUT ${out
 function withSignatures(source: string): string {
   return source
     .replaceAll('{{step}}', signature(STEP_PARAMS, STEP_OUT))
-    .replaceAll('{{refund}}', signature(REFUND_PARAMS, REFUND_OUT));
+    .replaceAll('{{refund}}', signature(REFUND_PARAMS, REFUND_OUT))
+    .replaceAll('{{rows}}', ROWS_SIGNATURE);
+}
+
+/**
+ * The twins with a set-based step (`${PREFIX}<twin>_rows`): the codes they serve, and the lateral
+ * subquery call.sql's set-based path steps a policy with (q: the policy's row; t: its stored row).
+ */
+function setStep(): { codes: string[]; sql: string } {
+  const withRows = twins().filter(({ source, twin }) => source.includes(`FUNCTION ${PREFIX}${twin}_rows{{rows}}`));
+  return {
+    codes: withRows.flatMap(({ codes }) => codes),
+    sql: withRows
+      .map(
+        ({ twin, codes }) =>
+          `SELECT * FROM ${PREFIX}${twin}_rows(t.state, q.at, q.cost, q.lim, q.win, q.burst) WHERE q.code IN (${codes.map((c) => `'${c}'`).join(', ')})`,
+      )
+      .join('\n          UNION ALL '),
+  };
 }
 
 /** `sluice_v2_step(code, ...)` or `sluice_v2_refund(code, ...)`: calls the twin of the algorithm code. */
@@ -172,7 +199,9 @@ export function schemaSql(table: TableName): string {
     .replaceAll('{{call}}', callName)
     .replaceAll('{{one}}', one)
     .replaceAll('{{grace}}', String(CLOCK_GRACE_MS))
-    .replaceAll('{{sweep}}', String(SWEEP_ROWS));
+    .replaceAll('{{sweep}}', String(SWEEP_ROWS))
+    .replaceAll('{{set_codes}}', `{${setStep().codes.join(',')}}`)
+    .replaceAll('{{set_step}}', setStep().sql);
   return `-- Sluice PostgresStore schema v${SCHEMA_VERSION} for table ${qualified} (PostgresStore.schema()).
 SELECT pg_advisory_xact_lock(${SCHEMA_LOCK});
 
