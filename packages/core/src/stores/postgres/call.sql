@@ -1,6 +1,7 @@
 -- Sluice: the calls of PostgresStore, a batch of them decided in one statement (stores/postgres/schema.ts
--- fills in {{table}}, {{call}}, {{one}}, {{grace}}, {{sweep}}, and {{set_codes}} and {{set_step}}: the
--- algorithm codes whose twins have a set-based step, and the subquery that steps a policy with them).
+-- fills in {{table}}, {{call}}, {{one}}, {{grace}} and {{sweep}}, and, in braces like theirs, set_codes
+-- and set_step: the algorithm codes whose twins have a set-based step, and the subquery that steps a
+-- policy with them).
 -- {{call}} takes the calls one event-loop turn of a process made, locks every row they write in one
 -- global order (policy keys, then reset marks, each sorted in the "C" collation: version 1's order), so
 -- batches that share keys, in whatever order, never deadlock, nor with version 1's calls, then decides
