@@ -147,12 +147,18 @@ BEGIN
       USING HINT = 'do not set default_transaction_isolation for the role or database Sluice uses';
   END IF;
 
-  -- The set-based path (below): consumes and peeks, no key twice in the batch (so no call sees
-  -- another's write: each is decided as it would be alone in turn), of algorithms whose twin has a
-  -- set-based step. Policy n (key n, code n) is then of call owner[n]; each call has 3 args (now, cost,
-  -- lease).
-  set_based := ops <@ '{c,p}'::text[] AND codes <@ '{{set_codes}}'::text[] AND 0 < ALL (sizes)
-    AND 3 = ALL (arg_counts) AND (SELECT count(DISTINCT u.k) FROM unnest(keys) AS u(k)) = cardinality(keys);
+  -- A batch of consumes and peeks (each call's keys its policies' keys): policy n (key n, code n) is
+  -- of call owner[n]. The set-based path (below) takes such a batch when no key is twice in it (so no
+  -- call sees another's write: each is decided as it would be alone in turn), every call has 3 args
+  -- (now, cost, lease), and every policy's twin has a set-based step.
+  IF ops <@ '{c,p}'::text[] THEN
+    owner := ARRAY(SELECT u.i FROM unnest(sizes) WITH ORDINALITY AS u(sz, i), generate_series(1, u.sz) AS g
+      ORDER BY u.i, g);
+    set_based := codes <@ '{{set_codes}}'::text[] AND 0 < ALL (sizes) AND 3 = ALL (arg_counts)
+      AND (SELECT count(DISTINCT u.k) FROM unnest(keys) AS u(k)) = cardinality(keys);
+  ELSE
+    set_based := false;
+  END IF;
 
   -- The rows the batch writes, locked all at once before any call runs, creating the missing ones (an
   -- empty state, which decides as none): no call of the batch then waits while holding a row out of
@@ -164,12 +170,11 @@ BEGIN
   -- subject deadlock. One INSERT takes them in that order, each as it comes: a row that is there is
   -- locked as FOR UPDATE locks it (ON CONFLICT DO UPDATE locks the row it does not update), one that
   -- is not is inserted, and one another transaction is inserting or deleting is waited for, then taken.
-  IF set_based THEN
-    owner := ARRAY(SELECT u.i FROM unnest(sizes) WITH ORDINALITY AS u(sz, i), generate_series(1, u.sz) AS g
-      ORDER BY u.i, g);
+  IF owner IS NOT NULL THEN
     -- The consumes' keys, each once, and no mark.
     INSERT INTO {{table}} AS t (key, state, expires_at)
-      SELECT u.k, NULL, 0 FROM unnest(keys, owner) AS u(k, i) WHERE ops[u.i] = 'c' ORDER BY u.k COLLATE "C"
+      SELECT DISTINCT u.k COLLATE "C", NULL::bigint[], 0 FROM unnest(keys, owner) AS u(k, i) WHERE ops[u.i] = 'c'
+      ORDER BY 1
       ON CONFLICT (key) DO UPDATE SET key = EXCLUDED.key WHERE false;
   ELSE
     INSERT INTO {{table}} AS t (key, state, expires_at)
