@@ -118,7 +118,9 @@ function withSignatures(source: string): string {
  * subquery call.sql's set-based path steps a policy with (q: the policy's row; t: its stored row).
  */
 function setStep(): { codes: string[]; sql: string } {
-  const withRows = twins().filter(({ source, twin }) => source.includes(`FUNCTION ${PREFIX}${twin}_rows{{rows}}`));
+  const withRows = twins().filter(({ source, twin }) =>
+    source.includes(`FUNCTION ${PREFIX}${twin}_rows{{rows}}`),
+  );
   return {
     codes: withRows.flatMap(({ codes }) => codes),
     sql: withRows
