@@ -197,14 +197,17 @@ BEGIN
     -- One statement reads every state, steps every policy (sluice_v2_*_rows, inlined: no function
     -- called per policy), writes what the calls allowed in full charge, and joins the replies as
     -- {{one}} would.
-    WITH d AS (
-      SELECT q.i, q.n, q.k, ops[q.i] AS op, q.at, q.clocked, r.*, bool_and(r.allowed) OVER (PARTITION BY q.i) AS every
+    WITH s AS (
+      SELECT q.*, t.state
       FROM (
         SELECT u.k, u.i, u.n, coalesce(args[3 * u.i - 2], db_now) AS at, args[3 * u.i - 2] IS NOT NULL AS clocked,
           args[3 * u.i - 1] AS cost, u.code, nums[3 * u.n - 2] AS lim, nums[3 * u.n - 1] AS win, nums[3 * u.n] AS burst
         FROM unnest(keys, codes, owner) WITH ORDINALITY AS u(k, code, i, n)
-      ) q LEFT JOIN {{table}} t ON t.key = q.k AND (q.clocked OR t.expires_at > q.at),
-        LATERAL ({{set_step}}) r
+      ) q LEFT JOIN {{table}} t ON t.key = q.k AND (q.clocked OR t.expires_at > q.at)
+    ), d AS (
+      -- Each twin steps its own policies (a UNION ALL of one SELECT per twin).
+      SELECT x.*, ops[x.i] AS op, bool_and(x.allowed) OVER (PARTITION BY x.i) AS every
+      FROM ({{set_step}}) x
     ), written AS (
       UPDATE {{table}} t SET state = d.next,
         expires_at = CASE WHEN d.clocked THEN db_now + d.expires_at - d.at + {{grace}} ELSE d.expires_at END

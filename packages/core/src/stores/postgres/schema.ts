@@ -114,8 +114,9 @@ function withSignatures(source: string): string {
 }
 
 /**
- * The twins with a set-based step (`${PREFIX}<twin>_rows`): the codes they serve, and the lateral
- * subquery call.sql's set-based path steps a policy with (q: the policy's row; t: its stored row).
+ * The twins with a set-based step (`${PREFIX}<twin>_rows`): the codes they serve, and the query
+ * call.sql's set-based path steps the batch's policies with (from `s`, a policy and its stored state a
+ * row), one SELECT a twin over its own codes' policies.
  */
 function setStep(): { codes: string[]; sql: string } {
   const withRows = twins().filter(({ source, twin }) =>
@@ -126,9 +127,9 @@ function setStep(): { codes: string[]; sql: string } {
     sql: withRows
       .map(
         ({ twin, codes }) =>
-          `SELECT * FROM ${PREFIX}${twin}_rows(t.state, q.at, q.cost, q.lim, q.win, q.burst) WHERE q.code IN (${codes.map((c) => `'${c}'`).join(', ')})`,
+          `SELECT s.i, s.n, s.k, s.at, s.clocked, r.* FROM s, LATERAL ${PREFIX}${twin}_rows(s.state, s.at, s.cost, s.lim, s.win, s.burst) r WHERE s.code IN (${codes.map((c) => `'${c}'`).join(', ')})`,
       )
-      .join('\n          UNION ALL '),
+      .join('\n        UNION ALL '),
   };
 }
 
