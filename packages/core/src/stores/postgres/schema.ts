@@ -14,6 +14,10 @@ import { SQL_TWINS } from './twins.js';
  * Version 2 (the call function takes a batch of calls) decides on the same rows, keys and states as
  * version 1, locks them in the same order (call.sql) and creates its schema under the same lock
  * (SCHEMA_LOCK), so processes of both share counters and start together without deadlock or race.
+ * The set-based path of the call function and the twins' `_rows` functions it calls came within
+ * version 2: the call function's signature, replies, rows, states, lock strength (FOR UPDATE's) and
+ * lock order are unchanged, so builds of version 2 before and after it share one database, each
+ * process running whichever body the last schema run left.
  */
 export const SCHEMA_VERSION = 2;
 const PREFIX = `sluice_v${SCHEMA_VERSION}_`;
