@@ -96,6 +96,55 @@ describePostgres('PostgresStore batches the calls of one turn', () => {
     },
   );
 
+  /**
+   * A turn whose calls are consumes and peeks on keys that differ (each subject once per limiter), of
+   * sliding-window and token-bucket policies: the set-based path of call.sql, which decides them all in
+   * one SQL statement. Still as one at a time on MemoryStore: the fields of every decision, a bucket
+   * that refuses its two-policy call leaving the window uncharged (all-or-nothing), peeks.
+   */
+  test('a turn on distinct keys (the set-based path) is decided as one at a time on MemoryStore', async () => {
+    const { client, statements } = await counted('pg Pool');
+    const clock = manualClock();
+    const prefix = uniquePrefix('set');
+    const of = (store: Store) => {
+      const common = { prefix, store, storeTimeout: '30s', onStoreError: 'deny' } as const;
+      return [
+        createLimiter({ ...common, name: 'sw', limit: 4, window: '1m' }),
+        createLimiter({
+          ...common,
+          name: 'two',
+          policies: [
+            { limit: 6, window: '1m', algorithm: 'sliding-window' },
+            { limit: 2, window: '1s', algorithm: 'token-bucket' },
+          ],
+        }),
+        createLimiter({ ...common, name: 'gcra', limit: 3, window: '10s', algorithm: 'gcra', burst: 4 }),
+      ];
+    };
+    const calls = (ls: Limiter[], round: number) =>
+      Array.from({ length: 30 }, (_, i) => {
+        const limiter = ls[i % ls.length]!;
+        const subject = `s${Math.floor(i / ls.length)}`;
+        if ((i + round) % 5 === 0) return limiter.peek(subject);
+        return limiter.consume(subject, { cost: (i + round) % 3 === 0 ? 2 : 1 });
+      });
+    const store = new PostgresStore({ client: client as never, clock });
+    const sql = of(store);
+    const memory = of(new MemoryStore({ clock }));
+    await sql[0]!.peek('warm-up');
+    let denied = 0;
+    for (let round = 0; round < 8; round++) {
+      const before = statements();
+      const batched = await Promise.all(calls(sql, round));
+      expect(statements() - before).toBe(1);
+      const alone = await Promise.all(calls(memory, round));
+      expect(batched.map(plain)).toEqual(alone.map(plain));
+      denied += batched.filter((d) => !d.allowed).length;
+      clock.advance(round % 2 === 0 ? 350 : 7_300);
+    }
+    expect(denied).toBeGreaterThan(20);
+  });
+
   test('a turn of 600 calls is 3 statements of at most 256 calls, exact against the limit', async () => {
     const { client, statements } = await counted('pg Pool');
     const limiter = createLimiter({

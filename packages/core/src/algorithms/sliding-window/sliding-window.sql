@@ -62,3 +62,42 @@ BEGIN
     next := ARRAY[state[1], state[2], greatest(0, state[3] - cost)];
   END IF;
 END $$;
+
+-- step for a set of calls (PostgresStore's set-based path, call.sql): the same arithmetic as one SQL
+-- expression per field, which the planner inlines (a LANGUAGE sql function of one SELECT: no function
+-- called per row). Floor division is written out (sluice_v2_idiv is STRICT, so never inlined); each
+-- field computes only what step computes on its branch; OFFSET 0 keeps each part computed once.
+CREATE OR REPLACE FUNCTION sluice_v2_sw_rows{{rows}} AS $$
+  SELECT d.fits,
+    CASE WHEN d.fits THEN ARRAY[c.idx, c.curr + cost, c.prev] ELSE state END,
+    CASE WHEN d.fits THEN greatest(0, CASE WHEN (d.left_w - cost * w) % w < 0 THEN (d.left_w - cost * w) / w - 1
+      ELSE (d.left_w - cost * w) / w END) ELSE d.idle END,
+    c.finish - now,
+    CASE
+      WHEN cost > lim THEN -1
+      WHEN d.fits THEN 0
+      -- Denied with room left means prev > 0: wait until enough of it has slid out of the window.
+      WHEN (lim - c.curr - cost) * w >= 0 THEN c.finish - now
+        - CASE WHEN ((lim - c.curr - cost) * w) % c.prev < 0 THEN (lim - c.curr - cost) * w / c.prev - 1
+          ELSE (lim - c.curr - cost) * w / c.prev END
+      -- curr + cost > lim: in the next window curr becomes the previous count and slides out in turn.
+      ELSE c.finish + w - now
+        - CASE WHEN ((lim - cost) * w) % c.curr < 0 THEN (lim - cost) * w / c.curr - 1 ELSE (lim - cost) * w / c.curr END
+    END,
+    0::bigint,
+    c.finish + w,
+    d.idle, c.finish - now, 0::bigint
+  FROM (
+    SELECT i.idx, i.idx * w + w AS finish,
+      CASE WHEN state[1] = i.idx THEN state[2] ELSE 0 END AS curr,
+      CASE WHEN state[1] = i.idx THEN state[3] WHEN state[1] = i.idx - 1 THEN state[2] ELSE 0 END AS prev
+    FROM (SELECT CASE WHEN now % w < 0 THEN now / w - 1 ELSE now / w END AS idx OFFSET 0) i
+    OFFSET 0
+  ) c, LATERAL (
+    -- The estimate times W: prev * (W - elapsed) + curr * W; left_w is the limit less it.
+    SELECT cost <= lim AND s.left_w - cost * w >= 0 AS fits, s.left_w,
+      greatest(0, CASE WHEN s.left_w % w < 0 THEN s.left_w / w - 1 ELSE s.left_w / w END) AS idle
+    FROM (SELECT lim * w - (c.prev * (c.finish - now) + c.curr * w) AS left_w OFFSET 0) s
+    OFFSET 0
+  ) d
+$$;

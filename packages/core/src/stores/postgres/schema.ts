@@ -14,6 +14,10 @@ import { SQL_TWINS } from './twins.js';
  * Version 2 (the call function takes a batch of calls) decides on the same rows, keys and states as
  * version 1, locks them in the same order (call.sql) and creates its schema under the same lock
  * (SCHEMA_LOCK), so processes of both share counters and start together without deadlock or race.
+ * The set-based path of the call function and the twins' `_rows` functions it calls came within
+ * version 2: the call function's signature, replies, rows, states, lock strength (FOR UPDATE's) and
+ * lock order are unchanged, so builds of version 2 before and after it share one database, each
+ * process running whichever body the last schema run left.
  */
 export const SCHEMA_VERSION = 2;
 const PREFIX = `sluice_v${SCHEMA_VERSION}_`;
@@ -93,6 +97,15 @@ const REFUND_PARAMS =
   'state bigint[], now bigint, cost bigint, charged_at bigint, lease bigint, lim bigint, w bigint, burst bigint';
 const REFUND_OUT = 'next bigint[], OUT expires_at bigint';
 const LANGUAGE = 'LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE';
+/**
+ * The signature of a twin's set-based step (`{{rows}}`), for call.sql's set-based path: step's fields
+ * for `cost`, then remaining, reset_ms and delay_ms for cost 0 (what a call that charges nothing
+ * reports), as one row. LANGUAGE sql, one SELECT, not STRICT: the planner inlines it.
+ */
+const ROWS_SIGNATURE = `(state bigint[], now bigint, cost bigint, lim bigint, w bigint, burst bigint)
+RETURNS TABLE (allowed boolean, next bigint[], remaining bigint, reset_ms bigint, retry_ms bigint,
+  delay_ms bigint, expires_at bigint, idle_remaining bigint, idle_reset_ms bigint, idle_delay_ms bigint)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE`;
 
 const signature = (params: string, out: string) => `(\n  ${params},\n  OUT ${out})\n${LANGUAGE}`;
 
@@ -100,7 +113,28 @@ const signature = (params: string, out: string) => `(\n  ${params},\n  OUT ${out
 function withSignatures(source: string): string {
   return source
     .replaceAll('{{step}}', signature(STEP_PARAMS, STEP_OUT))
-    .replaceAll('{{refund}}', signature(REFUND_PARAMS, REFUND_OUT));
+    .replaceAll('{{refund}}', signature(REFUND_PARAMS, REFUND_OUT))
+    .replaceAll('{{rows}}', ROWS_SIGNATURE);
+}
+
+/**
+ * The twins with a set-based step (`${PREFIX}<twin>_rows`): the codes they serve, and the query
+ * call.sql's set-based path steps the batch's policies with (from `s`, a policy and its stored state a
+ * row), one SELECT a twin over its own codes' policies.
+ */
+function setStep(): { codes: string[]; sql: string } {
+  const withRows = twins().filter(({ source, twin }) =>
+    source.includes(`FUNCTION ${PREFIX}${twin}_rows{{rows}}`),
+  );
+  return {
+    codes: withRows.flatMap(({ codes }) => codes),
+    sql: withRows
+      .map(
+        ({ twin, codes }) =>
+          `SELECT s.i, s.n, s.k, s.at, s.clocked, r.* FROM s, LATERAL ${PREFIX}${twin}_rows(s.state, s.at, s.cost, s.lim, s.win, s.burst) r WHERE s.code IN (${codes.map((c) => `'${c}'`).join(', ')})`,
+      )
+      .join('\n        UNION ALL '),
+  };
 }
 
 /** `sluice_v2_step(code, ...)` or `sluice_v2_refund(code, ...)`: calls the twin of the algorithm code. */
@@ -172,7 +206,9 @@ export function schemaSql(table: TableName): string {
     .replaceAll('{{call}}', callName)
     .replaceAll('{{one}}', one)
     .replaceAll('{{grace}}', String(CLOCK_GRACE_MS))
-    .replaceAll('{{sweep}}', String(SWEEP_ROWS));
+    .replaceAll('{{sweep}}', String(SWEEP_ROWS))
+    .replaceAll('{{set_codes}}', `{${setStep().codes.join(',')}}`)
+    .replaceAll('{{set_step}}', setStep().sql);
   return `-- Sluice PostgresStore schema v${SCHEMA_VERSION} for table ${qualified} (PostgresStore.schema()).
 SELECT pg_advisory_xact_lock(${SCHEMA_LOCK});
 

@@ -45,9 +45,12 @@ export function bigintElements(values: ReadonlyArray<number | undefined>): strin
   });
 }
 
-/** A bigint[] of elements from bigintElements (or int[], with `type`). */
+/**
+ * A bigint[] of elements from bigintElements (or int[], with `type`): one literal, which the server
+ * reads as one constant (an ARRAY[...] of as many constants cost it a parse and a fold of each).
+ */
 export function bigintArrayOf(elements: readonly string[], type = 'bigint[]'): string {
-  return `ARRAY[${elements.join(',')}]::${type}`;
+  return `'{${elements.join(',')}}'::${type}`;
 }
 
 /** A bigint[] of integers (undefined: NULL). */
