@@ -214,7 +214,8 @@ export async function closeClients(): Promise<void> {
         else client.destroy?.();
       } catch {
         try {
-          client.disconnect?.();
+          // Awaited: node-redis 4's disconnect rejects, not throws, on a client closed already.
+          await client.disconnect?.();
         } catch {
           // Closed already.
         }
