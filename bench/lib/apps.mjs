@@ -12,15 +12,10 @@
  *   hrl-memory (hono-rate-limiter), krl-memory (koa-ratelimit), nt-memory (@nestjs/throttler)
  * `buildApp` gives the app unstarted (the in-process measure drives `handle` without a network); run as
  * `node lib/apps.mjs <framework> <kind> [redisPort]` it listens on a free port and tells its parent.
+ * Each app imports its own framework and limiters only: a server process loads what it serves.
  */
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import 'reflect-metadata';
-import fastifyRateLimit from '@fastify/rate-limit';
-import { getRequestListener } from '@hono/node-server';
-import { Controller, Get, Module } from '@nestjs/common';
-import { APP_GUARD, NestFactory } from '@nestjs/core';
-import { Throttle, ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
 import {
   createHttpHandler,
   frameworkReader,
@@ -28,21 +23,6 @@ import {
   PROBLEM_CONTENT_TYPE,
   RedisStore,
 } from '@sluice/core';
-import { rateLimiter } from '@sluice/express';
-import sluice from '@sluice/fastify';
-import { rateLimiter as honoLimiter } from '@sluice/hono';
-import { rateLimiter as koaLimiter } from '@sluice/koa';
-import { RateLimit, SluiceGuard, SluiceModule } from '@sluice/nestjs';
-import express from 'express';
-import { rateLimit } from 'express-rate-limit';
-import Fastify from 'fastify';
-import { Hono } from 'hono';
-import { rateLimiter as honoRateLimiter } from 'hono-rate-limiter';
-import Redis from 'ioredis';
-import Koa from 'koa';
-import koaRateLimit from 'koa-ratelimit';
-import { RedisStore as RateLimitRedisStore } from 'rate-limit-redis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { UNREACHED } from './common.mjs';
 
 export const ROUTES = {
@@ -84,14 +64,23 @@ function fastifyFloor({ headers, pass, status, body }) {
 }
 
 /** rate-limiter-flexible has no Express middleware: the few lines its README shows. */
-const flexible = (limiter) => (req, res, next) =>
+const flexible = (limiter, RateLimiterRes) => (req, res, next) =>
   limiter.consume(req.ip).then(
     () => next(),
     (refusal) =>
       refusal instanceof RateLimiterRes ? res.status(429).send('Too Many Requests') : next(refusal),
   );
 
-function expressApp(kind, client, routes) {
+async function expressApp(kind, client, routes) {
+  const [{ default: express }, { rateLimit }, { rateLimiter }, { RedisStore: RateLimitRedisStore }, rlf] =
+    await Promise.all([
+      import('express'),
+      import('express-rate-limit'),
+      import('@sluice/express'),
+      import('rate-limit-redis'),
+      import('rate-limiter-flexible'),
+    ]);
+  const { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } = rlf;
   const sluiceOn =
     (store) =>
     (route, { limit, windowMs }) => [rateLimiter({ name: route, limit, window: windowMs, store: store() })];
@@ -109,7 +98,7 @@ function expressApp(kind, client, routes) {
         return [rateLimit({ limit, windowMs, validate: false, store })];
       },
       'rlf-memory': (_route, { limit, windowMs }) => [
-        flexible(new RateLimiterMemory({ points: limit, duration: windowMs / 1000 })),
+        flexible(new RateLimiterMemory({ points: limit, duration: windowMs / 1000 }), RateLimiterRes),
       ],
       'rlf-redis': (route, { limit, windowMs }) => [
         flexible(
@@ -119,6 +108,7 @@ function expressApp(kind, client, routes) {
             duration: windowMs / 1000,
             keyPrefix: `rlf-${route}`,
           }),
+          RateLimiterRes,
         ),
       ],
     }[kind] ?? (() => []);
@@ -139,6 +129,11 @@ function expressApp(kind, client, routes) {
 }
 
 async function fastifyApp(kind, client, routes) {
+  const [{ default: Fastify }, { default: sluice }, { default: fastifyRateLimit }] = await Promise.all([
+    import('fastify'),
+    import('@sluice/fastify'),
+    import('@fastify/rate-limit'),
+  ]);
   const app = Fastify({ trustProxy: true, logger: false });
   // Fastify serves every request slower once any plugin is registered, and a second costs nothing more:
   // the bare app registers an empty one, so that the limiters (plugins) are not charged for Fastify's first.
@@ -187,7 +182,14 @@ function nodeApp(listener) {
 /** The client address as the load sends it (one X-Forwarded-For entry): Hono has no trust-proxy setting. */
 const forwardedFor = (c) => c.req.header('x-forwarded-for') ?? '';
 
-function honoApp(kind, _client, routes) {
+async function honoApp(kind, _client, routes) {
+  const [{ Hono }, { getRequestListener }, { rateLimiter: honoLimiter }, { rateLimiter: honoRateLimiter }] =
+    await Promise.all([
+      import('hono'),
+      import('@hono/node-server'),
+      import('@sluice/hono'),
+      import('hono-rate-limiter'),
+    ]);
   const middleware =
     {
       'sluice-memory': (route, { limit, windowMs }) => [
@@ -202,7 +204,12 @@ function honoApp(kind, _client, routes) {
   return nodeApp(getRequestListener(app.fetch));
 }
 
-function koaApp(kind, _client, routes) {
+async function koaApp(kind, _client, routes) {
+  const [{ default: Koa }, { rateLimiter: koaLimiter }, { default: koaRateLimit }] = await Promise.all([
+    import('koa'),
+    import('@sluice/koa'),
+    import('koa-ratelimit'),
+  ]);
   const app = new Koa();
   app.proxy = true;
   const limits = new Map(
@@ -241,6 +248,15 @@ function decorate(target, method, ...decorators) {
 }
 
 async function nestApp(kind, _client, routes) {
+  await import('reflect-metadata');
+  const [{ Controller, Get, Module }, { APP_GUARD, NestFactory }, throttler, nest] = await Promise.all([
+    import('@nestjs/common'),
+    import('@nestjs/core'),
+    import('@nestjs/throttler'),
+    import('@sluice/nestjs'),
+  ]);
+  const { Throttle, ThrottlerGuard, ThrottlerModule } = throttler;
+  const { RateLimit, SluiceGuard, SluiceModule } = nest;
   class AppController {}
   for (const route of routes) {
     const { limit, windowMs } = ROUTES[route];
@@ -280,9 +296,13 @@ async function nestApp(kind, _client, routes) {
  * in-process measure builds only the route it measures (a second limiter in the process makes Sluice
  * read the decision a limiter before it left on the request).
  */
-export function buildApp(framework, kind, redisPort, routes = Object.keys(ROUTES)) {
+export async function buildApp(framework, kind, redisPort, routes = Object.keys(ROUTES)) {
   const client = redisPort
-    ? new Redis({ port: redisPort, host: '127.0.0.1', enableAutoPipelining: true })
+    ? new (await import('ioredis')).default({
+        port: redisPort,
+        host: '127.0.0.1',
+        enableAutoPipelining: true,
+      })
     : undefined;
   const apps = { express: expressApp, fastify: fastifyApp, hono: honoApp, koa: koaApp, nestjs: nestApp };
   return apps[framework](kind, client, routes);
