@@ -1,0 +1,54 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createLimiter, PostgresStore } from '@sluice/core';
+import { describePostgres } from '../../../../test/support/postgres.js';
+import { makeClient, serverPerFile, uniquePrefix } from './clients.js';
+
+/**
+ * A database whose schema version 2 was made by a build before the set-based path (b0f8c24, the
+ * commit before the merge of wt-pgfast; fixtures/schema-v2-before-set-path.sql is that build's
+ * PostgresStore.schema()). After a rolling deploy every process is of the new build; the call function
+ * should then be the new one. Fails on 1e0ef51: Readiness sees the call function there and never runs
+ * the new schema, so the set-based path (and its twins' _rows functions) never reaches a database an
+ * older build of version 2 created.
+ */
+const BEFORE = readFileSync(join(__dirname, 'fixtures/schema-v2-before-set-path.sql'), 'utf8');
+const DROP_ALL = `DO $$ DECLARE r record; BEGIN
+    FOR r IN SELECT oid::regprocedure AS p FROM pg_proc WHERE proname LIKE 'sluice%' LOOP
+      EXECUTE 'DROP FUNCTION ' || r.p;
+    END LOOP;
+  END $$;
+  DROP TABLE IF EXISTS sluice_limits`;
+
+describePostgres('PostgresStore on a schema version 2 made before the set-based path', () => {
+  const db = serverPerFile();
+  const body = async () =>
+    String(
+      (
+        await db.admin.query(
+          "SELECT prosrc FROM pg_proc WHERE oid = to_regproc('sluice_limits_sluice_v2_call')",
+        )
+      ).rows[0]?.prosrc,
+    );
+
+  test('a store of this build (createTable: true) installs its call function', async () => {
+    await db.admin.query(DROP_ALL);
+    await db.admin.query(BEFORE);
+    expect(await body()).not.toContain('set_based');
+    const store = new PostgresStore({ client: await makeClient('pg Pool', db.server.url, { max: 2 }) });
+    const limiter = createLimiter({
+      prefix: uniquePrefix('up'),
+      limit: 3,
+      window: '1m',
+      store,
+      storeTimeout: '30s',
+      onStoreError: 'deny',
+    });
+    expect((await limiter.consume('a')).allowed).toBe(true);
+    expect(await body()).toContain('set_based');
+    const rows = await db.admin.query(
+      "SELECT count(*)::int AS n FROM pg_proc WHERE proname LIKE 'sluice_v2_%_rows'",
+    );
+    expect(rows.rows[0].n).toBe(2);
+  });
+});
