@@ -51,4 +51,30 @@ describePostgres('PostgresStore on a schema version 2 made before the set-based 
     );
     expect(rows.rows[0].n).toBe(2);
   });
+  test('a role that may not replace the functions keeps the earlier body, and its store works', async () => {
+    await db.admin.query(DROP_ALL);
+    await db.admin.query(BEFORE);
+    await db.admin.query(
+      'CREATE ROLE app LOGIN; GRANT SELECT, INSERT, UPDATE, DELETE ON sluice_limits TO app; REVOKE CREATE ON SCHEMA public FROM PUBLIC',
+    );
+    for (const createTable of [true, false]) {
+      const client = await makeClient('postgres.js', db.server.url.replace('postgres@', 'app@'));
+      const store = new PostgresStore({ client, createTable });
+      const limiter = createLimiter({
+        prefix: uniquePrefix('role'),
+        limit: 2,
+        window: '1m',
+        store,
+        storeTimeout: '30s',
+        onStoreError: 'deny',
+      });
+      const decisions = [await limiter.consume('a'), await limiter.consume('a'), await limiter.consume('a')];
+      expect(decisions.map((d) => [d.allowed, d.degraded])).toEqual([
+        [true, undefined],
+        [true, undefined],
+        [false, undefined],
+      ]);
+    }
+    expect(await body()).not.toContain('set_based');
+  });
 });

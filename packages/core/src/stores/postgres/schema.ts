@@ -20,6 +20,11 @@ import { SQL_TWINS } from './twins.js';
  * process running whichever body the last schema run left.
  */
 export const SCHEMA_VERSION = 2;
+/**
+ * A string that only this build's call function holds among the call functions of schema version 2
+ * (its set-based path): Readiness replaces one without it, made by an earlier build of the version.
+ */
+export const SCHEMA_BODY_MARK = 'set_based';
 const PREFIX = `sluice_v${SCHEMA_VERSION}_`;
 /**
  * The advisory lock every version's schema takes: version 1's, which is released and cannot change.
