@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLimiter, PostgresStore } from '@sluice/core';
+import { createLimiter, type Limiter, PostgresStore } from '@sluice/core';
+import pg from 'pg';
 import { describePostgres } from '../../../../test/support/postgres.js';
 import { makeClient, serverPerFile, uniquePrefix } from './clients.js';
 
@@ -76,5 +77,83 @@ describePostgres('PostgresStore on a schema version 2 made before the set-based 
       ]);
     }
     expect(await body()).not.toContain('set_based');
+  });
+
+  test('bodies of both builds swapped under crossing batches: no deadlock, no error, exact limits', async () => {
+    const deadlocks = async () => {
+      await db.admin.query('SELECT pg_stat_force_next_flush()');
+      return Number(
+        (await db.admin.query("SELECT deadlocks FROM pg_stat_database WHERE datname = 'postgres'")).rows[0]
+          .deadlocks,
+      );
+    };
+    const pools = Array.from({ length: 4 }, () => new pg.Pool({ connectionString: db.server.url, max: 2 }));
+    try {
+      const prefix = uniquePrefix('mix');
+      const ls: Limiter[][] = pools.map((pool) => {
+        const store = new PostgresStore({ client: pool });
+        return [
+          createLimiter({
+            prefix,
+            name: 'sw',
+            store,
+            limit: 50,
+            window: '1h',
+            storeTimeout: '30s',
+            onStoreError: 'deny',
+          }),
+          createLimiter({
+            prefix,
+            name: 'tb',
+            store,
+            limit: 40,
+            window: '1h',
+            algorithm: 'token-bucket',
+            storeTimeout: '30s',
+            onStoreError: 'deny',
+          }),
+        ];
+      });
+      await ls[0]![0]!.peek('warm');
+      const before = await deadlocks();
+      let swapping = true;
+      const swapper = (async () => {
+        let n = 0;
+        while (swapping) {
+          await db.admin.query(n++ % 2 === 0 ? BEFORE : PostgresStore.schema());
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      })();
+      const subjects = Array.from({ length: 8 }, (_, i) => `s${i}`);
+      const allowed = new Map<string, number>();
+      const errors: unknown[] = [];
+      await Promise.all(
+        pools.map(async (_p, w) => {
+          for (let round = 0; round < 40; round++) {
+            // Each process its subjects in its own order: batches that cross keys.
+            const order = w % 2 === 0 ? subjects : [...subjects].reverse();
+            const ds = await Promise.all(
+              order.flatMap((s) =>
+                ls[w]!.map((l) => l.consume(s).then((d) => [`${l.config.name}/${s}`, d] as const)),
+              ),
+            );
+            for (const [k, d] of ds) {
+              if (d.degraded) errors.push(d);
+              if (d.allowed) allowed.set(k, (allowed.get(k) ?? 0) + 1);
+            }
+          }
+        }),
+      );
+      swapping = false;
+      await swapper;
+      expect(errors.length).toBe(0);
+      expect(await deadlocks()).toBe(before);
+      for (const s of subjects) {
+        expect(allowed.get(`sw/${s}`)).toBe(50);
+        expect(allowed.get(`tb/${s}`)).toBe(40);
+      }
+    } finally {
+      await Promise.all(pools.map((p) => p.end()));
+    }
   });
 });
