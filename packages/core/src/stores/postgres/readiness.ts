@@ -5,7 +5,7 @@ import {
   DEFAULT_TABLE,
   FOREIGN_TABLE_STATE,
   namesOf,
-  SCHEMA_BODY_MARK,
+  schemaMark,
   schemaSql,
   TABLE_MARK,
   type TableName,
@@ -90,7 +90,7 @@ export class Readiness {
     const { call } = namesOf(this.table);
     const found = await this.runner.run(
       `SELECT ${tableVerdictSql(this.table)} || ',' || (to_regproc('${call}') IS NOT NULL)::text || ',' ||
-        coalesce((SELECT position('${SCHEMA_BODY_MARK}' in p.prosrc) > 0 FROM pg_proc p WHERE p.oid = to_regproc('${call}')), false)::text AS r`,
+        coalesce((SELECT position('${schemaMark(this.table)}' in p.prosrc) > 0 FROM pg_proc p WHERE p.oid = to_regproc('${call}')), false)::text AS r`,
     );
     const [verdict, callable, current] = (found ?? '').split(',');
     if (verdict === 'foreign') throw this.foreign();
