@@ -142,4 +142,77 @@ describePostgres('call.sql set-based path against MemoryStore: random turns, hos
       }
     },
   );
+
+  /**
+   * The set-based path against the per-call path of the same build, on stores sharing keys across
+   * clocks: a store on the database's clock and stores on callers' clocks behind and ahead of it
+   * (stale states, expired rows). Each turn runs twice, on two prefixes: once alone (set-based), once
+   * beside a concurrency call on a key of its own (which sends the whole turn down the per-call path).
+   */
+  test('set-based and per-call paths agree across clocks (database, ahead, behind), turn by turn', async () => {
+    const client = await makeClient('pg Pool', db.server.url, { max: 2 });
+    const ahead = manualClock(Date.now() + 3_600_000);
+    const behind = manualClock(Date.now() - 3_600_000);
+    const stores: Store[] = [
+      new PostgresStore({ client: client as never }),
+      new PostgresStore({ client: client as never, clock: ahead }),
+      new PostgresStore({ client: client as never, clock: behind }),
+    ];
+    const common = { storeTimeout: '30s', onStoreError: 'deny' } as const;
+    const build = (prefix: string) =>
+      stores.map((store) => [
+        createLimiter({ ...common, prefix, store, name: 'sw', limit: 5, window: '2h' }),
+        createLimiter({
+          ...common,
+          prefix,
+          store,
+          name: 'tb',
+          limit: 4,
+          window: '2h',
+          algorithm: 'token-bucket',
+        }),
+        createLimiter({
+          ...common,
+          prefix,
+          store,
+          name: 'gc',
+          limit: 3,
+          window: '90m',
+          algorithm: 'gcra',
+          burst: 3,
+        }),
+      ]);
+    const setP = build(uniquePrefix('set'));
+    const oneP = build(uniquePrefix('one'));
+    // Per store: a store batches its own calls.
+    const ccPrefix = uniquePrefix('cc');
+    const forcers = stores.map((store) =>
+      createLimiter({
+        ...common,
+        prefix: ccPrefix,
+        store,
+        limit: 1000,
+        window: '1h',
+        algorithm: 'concurrency',
+      }),
+    );
+    await forcers[0]!.peek('warm');
+    let denied = 0;
+    const view = (d: Decision) => [d.allowed, d.remaining, d.degraded === true];
+    for (let round = 0; round < 24; round++) {
+      const s = round % 3;
+      // One store's turn over every limiter and two subjects: distinct keys.
+      const turn = (ls: Limiter[][]) =>
+        ls[s]!.flatMap((l) => ['a', 'b'].map((sub) => (round % 4 === 3 ? l.peek(sub) : l.consume(sub))));
+      const a = await Promise.all(turn(setP));
+      const b = await Promise.all([...turn(oneP), forcers[s]!.consume(`r${round}`)]);
+      expect({ round, d: a.map(view) }).toEqual({ round, d: b.slice(0, -1).map(view) });
+      denied += a.filter((d) => !d.allowed).length;
+      if (round % 6 === 5) {
+        ahead.advance(1_800_000);
+        behind.advance(1_800_000);
+      }
+    }
+    expect(denied).toBeGreaterThan(10);
+  });
 });
