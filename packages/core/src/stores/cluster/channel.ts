@@ -217,10 +217,19 @@ function gone(): Error {
   return new Error('the cluster primary is gone (the IPC channel is closed)');
 }
 
-let shared: Channel | undefined;
+/**
+ * Where the process keeps its channel: on globalThis, under a registered symbol, so that every copy of
+ * this module in the process (the CommonJS and ES module builds both loaded, or two installs of one
+ * release) shares it. Each copy with a channel of its own numbered its limiters and calls from 1 on the
+ * one IPC channel: the primary, which knows a worker's limiters by that number, decided one copy's
+ * limiter on the other's, and each copy took the other's answers to its calls of the same number. The
+ * key names the channel's API (call, size): a build that changes it takes another key.
+ */
+const SHARED = Symbol.for('sluice: cluster/1 worker channel, API 1');
 
 /** This process's channel to the primary; `send` is process.send, checked by the caller. */
 export function channelOf(send: NonNullable<NodeJS.Process['send']>): Channel {
-  shared ??= new Channel(send.bind(process));
-  return shared;
+  const holder = globalThis as { [SHARED]?: Channel };
+  holder[SHARED] ??= new Channel(send.bind(process));
+  return holder[SHARED];
 }

@@ -1,7 +1,7 @@
 -- Sluice: the calls of PostgresStore, a batch of them decided in one statement (stores/postgres/schema.ts
 -- fills in {{table}}, {{call}}, {{one}}, {{grace}} and {{sweep}}, and, in braces like theirs, set_codes
 -- and set_step: the algorithm codes whose twins have a set-based step, and the subquery that steps a
--- policy with them).
+-- policy with them; and mark, the build's fingerprint of this schema, which Readiness looks for).
 -- {{call}} takes the calls one event-loop turn of a process made, locks every row they write in one
 -- global order (policy keys, then reset marks, each sorted in the "C" collation: version 1's order), so
 -- batches that share keys, in whatever order, never deadlock, nor with version 1's calls, then decides
@@ -131,6 +131,7 @@ CREATE OR REPLACE FUNCTION {{call}}(ops text[], keys text[], key_counts int[], c
 -- Generic plans: the statements' plans hold for any batch (index lookups per key), and none is
 -- planned again per call as custom plans of its arrays were.
 RETURNS text LANGUAGE plpgsql VOLATILE SET plan_cache_mode = force_generic_plan AS $$
+-- {{mark}}
 DECLARE
   calls int := coalesce(array_length(ops, 1), 0);
   db_now bigint;

@@ -5,6 +5,7 @@ import {
   DEFAULT_TABLE,
   FOREIGN_TABLE_STATE,
   namesOf,
+  schemaMark,
   schemaSql,
   TABLE_MARK,
   type TableName,
@@ -88,11 +89,26 @@ export class Readiness {
     if (notReady !== undefined) throw new Error(`sluice: ${notReady}`);
     const { call } = namesOf(this.table);
     const found = await this.runner.run(
-      `SELECT ${tableVerdictSql(this.table)} || ',' || (to_regproc('${call}') IS NOT NULL)::text AS r`,
+      `SELECT ${tableVerdictSql(this.table)} || ',' || (to_regproc('${call}') IS NOT NULL)::text || ',' ||
+        coalesce((SELECT position('${schemaMark(this.table)}' in p.prosrc) > 0 FROM pg_proc p WHERE p.oid = to_regproc('${call}')), false)::text AS r`,
     );
-    const [verdict, callable] = (found ?? '').split(',');
+    const [verdict, callable, current] = (found ?? '').split(',');
     if (verdict === 'foreign') throw this.foreign();
-    if (verdict === 'sluice' && callable === 'true') return;
+    if (verdict === 'sluice' && callable === 'true') {
+      // A call function of an earlier build of this schema version (same signature, rows and locks:
+      // schema.ts) decides as this one does: it is replaced when this store may create its schema, so
+      // that a rolling deploy leaves this build's body, and kept otherwise (a migration's, or a role
+      // without CREATE), never failing a store that works.
+      if (current === 'true' || !this.createTable || this.cannotCreate !== undefined) return;
+      try {
+        await this.runner.run(schemaSql(this.table));
+      } catch (error) {
+        const code = (error as { code?: unknown } | undefined)?.code;
+        if (code === NO_PRIVILEGE)
+          this.cannotCreate = `sluice: PostgresStore could not replace its functions (${(error as Error).message})`;
+      }
+      return;
+    }
     if (!this.createTable) {
       throw new Error(
         `sluice: the PostgresStore table or functions are missing; create them with the SQL of ${this.schemaCall()} in a migration, or pass createTable: true`,

@@ -20,6 +20,19 @@ import { SQL_TWINS } from './twins.js';
  * process running whichever body the last schema run left.
  */
 export const SCHEMA_VERSION = 2;
+/**
+ * The fingerprint of a schema's SQL (FNV-1a, 32 bits), written into its call function's body: a call
+ * function without this build's is another build's of the version (schemaMark), which Readiness
+ * replaces when it may.
+ */
+function fingerprint(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, '0');
+}
 const PREFIX = `sluice_v${SCHEMA_VERSION}_`;
 /**
  * The advisory lock every version's schema takes: version 1's, which is released and cannot change.
@@ -209,7 +222,7 @@ export function schemaSql(table: TableName): string {
     .replaceAll('{{sweep}}', String(SWEEP_ROWS))
     .replaceAll('{{set_codes}}', `{${setStep().codes.join(',')}}`)
     .replaceAll('{{set_step}}', setStep().sql);
-  return `-- Sluice PostgresStore schema v${SCHEMA_VERSION} for table ${qualified} (PostgresStore.schema()).
+  const sql = `-- Sluice PostgresStore schema v${SCHEMA_VERSION} for table ${qualified} (PostgresStore.schema()).
 SELECT pg_advisory_xact_lock(${SCHEMA_LOCK});
 
 -- One row per key of every limiter: key (prefix, limiter, policy, algorithm, subject), the algorithm's
@@ -246,4 +259,10 @@ ${twins()
 ${qualify(dispatcher('step', STEP_PARAMS, STEP_OUT))}
 ${qualify(dispatcher('refund', REFUND_PARAMS, REFUND_OUT))}
 ${qualify(body)}`;
+  return sql.replaceAll('{{mark}}', `sluice schema v${SCHEMA_VERSION} build ${fingerprint(sql)}`);
+}
+
+/** What the call function of this build's schema for `table` holds in its body (schemaSql). */
+export function schemaMark(table: TableName): string {
+  return /-- (sluice schema v\d+ build [0-9a-f]{8})\n/.exec(schemaSql(table))![1]!;
 }
