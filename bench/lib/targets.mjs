@@ -13,7 +13,10 @@
  *   7. Node cluster (issue 32, its target 2): ClusterStore's decisions/s over RateLimiterCluster's at 4
  *      workers, and the primary's CPU per decision under its;
  *   8. node-redis (issue 32, target 1): Sluice's sliding window on node-redis against rate-limit-redis on
- *      node-redis, and against Sluice on ioredis, in the same run.
+ *      node-redis, and against Sluice on ioredis, in the same run;
+ *   9. sliding log at large limits (issue 32, target 4): a full log of limit 10,000 costs at most 2x one
+ *      of limit 10 per call, in memory (µs per consume) and on Redis (the script's µs per call); the
+ *      limit 1,000 and Redis's bytes per subject are shown beside.
  */
 import { summarize } from './common.mjs';
 
@@ -34,6 +37,8 @@ export const TARGETS = {
   cluster: { decisionsRatio: 2, primaryCpuRatio: 0.5 },
   // Ratios of medians of decisions/s: over rate-limit-redis on node-redis, and of Sluice on ioredis.
   nodeRedis: { overRateLimitRedis: 1.5, ofIoredis: 0.85 },
+  // Ratio of medians of the cost per call of a full sliding log, the largest limit's over the smallest's.
+  fullLog: { largeOverSmall: 2 },
 };
 
 const SI = [
@@ -410,6 +415,54 @@ export function nodeRedisRows(redis) {
     });
 }
 
+/** Target 9: a full sliding log's cost per call at the largest limit over the smallest, in memory and on Redis. */
+export function fullLogRows({ core, redis }) {
+  const t = TARGETS.fullLog;
+  const out = [];
+  const judge = (where, byLimit, format, unit, extra = () => '', clean = true) => {
+    const limits = [...byLimit.keys()].sort((a, b) => a - b);
+    if (limits.length < 2) return;
+    const [small, large] = [byLimit.get(limits[0]), byLimit.get(limits.at(-1))];
+    if (!Number.isFinite(small?.median) || !Number.isFinite(large?.median)) return;
+    const ratio = large.median / small.median;
+    const each = limits.map(
+      (l) => `${l.toLocaleString('en')}: ${range(byLimit.get(l), format)}${unit}${extra(l)}`,
+    );
+    out.push({
+      what: `${where}: limit ${limits.at(-1).toLocaleString('en')} over limit ${limits[0].toLocaleString('en')}, per call`,
+      target: `≤ ${t.largeOverSmall}×`,
+      measured: `${ratio.toFixed(2)}× (${each.join('; ')})`,
+      // A call that found the log not full, or was decided without the store, was not the full log's work.
+      met: ratio <= t.largeOverSmall && clean,
+    });
+  };
+  const memory = new Map();
+  for (const r of core?.rows ?? []) {
+    if (r.path !== 'full log') continue;
+    // µs per consume from calls per second: the range's ends swap.
+    const us = (x) => 1e6 / x;
+    const o = r.opsPerSec;
+    memory.set(Number(/limit (\d+)/.exec(r.case)[1]), {
+      median: us(o.median),
+      min: us(o.max),
+      max: us(o.min),
+    });
+  }
+  judge('in memory, µs per `consume` of a full sliding log', memory, fixed(2), ' µs');
+  const rows = redis?.fullLog ?? [];
+  const bytes = new Map(rows.map((r) => [r.limit, r.bytesPerSubject]));
+  const allowed = rows.every((r) => r.notFull === 0 && r.degraded === 0);
+  judge(
+    "on Redis (ioredis), the script's µs per call of a full sliding log (INFO commandstats)",
+    new Map(rows.map((r) => [r.limit, r.scriptUsPerCall])),
+    fixed(1),
+    ' µs',
+    (l) => `, ${bytes.get(l)} B/subject`,
+    allowed,
+  );
+  return out;
+}
+
 export function targetsMarkdown(results) {
   const out = [];
   const cells = peerCells(results);
@@ -476,6 +529,7 @@ export function targetsMarkdown(results) {
     ['6. Edge', edgeRows(results.edge)],
     ['7. Node cluster', clusterRows(results.cluster)],
     ['8. Redis on node-redis', nodeRedisRows(results.redis)],
+    ['9. Sliding log at large limits', fullLogRows(results)],
   ]) {
     if (rows.length === 0) continue;
     const body = rows.map((r) => [r.what, r.target, r.measured, yes(r.met)]);

@@ -2,7 +2,8 @@
  * Core: in-process decisions per second on memory stores. Sluice's sliding-window (every algorithm and
  * two policies in the full run), through `consume` and the synchronous `decide`, beside the memory
  * stores of express-rate-limit, rate-limiter-flexible and @fastify/rate-limit and beside the floors;
- * one hot subject and many round robin; the denied path. Each case is timed in a fresh process (no
+ * one hot subject and many round robin; the denied path; a sliding log kept full at limits 10, 1,000
+ * and 10,000 (issue 32 target 4: a call's cost must not grow with the limit). Each case is timed in a fresh process (no
  * case's JIT state depends on which ran before it), in interleaved rounds (A B C … A B C …).
  *
  *   node bench/suites/core.mjs [--smoke|--full]               the suite
@@ -39,6 +40,11 @@ const PEERS = [
   ['@fastify/rate-limit', 'LocalStore.incr'],
 ];
 
+/** Limits of the full-log cases (issue 32 target 4): the largest at most 2x the smallest per call. */
+export const FULL_LOG_LIMITS = [10, 1_000, 10_000];
+/** The label of a full-log case, as the report and the targets find it. */
+export const fullLogLabel = (limit) => `sliding-log, limit ${limit}, full log`;
+
 /** Every case of this mode: its id (what the measuring process is given) and what the report shows. */
 function coreCases() {
   const cases = [];
@@ -62,6 +68,7 @@ function coreCases() {
   }
   for (const api of ['consume', 'decide']) add('denied', 'sluice', 'sliding-window', api, 'hot');
   add('denied', 'rate-limiter-flexible', 'fixed-window', 'RateLimiterMemory.consume', 'hot');
+  for (const limit of FULL_LOG_LIMITS) add('full log', 'sluice', fullLogLabel(limit), 'consume', 'hot');
   return cases;
 }
 
@@ -90,6 +97,27 @@ function freshDecision(remaining, resetMs, refund) {
 
 /** The operation of one case on one subject, and whether it returns a promise. */
 async function operationOf({ path, impl, case: label, api }, subjectCount) {
+  if (path === 'full log') {
+    // A sliding log held full: a clock that moves 1 ms a call (the op moves it: a call reads the clock
+    // more than once) and a window of `limit` ms, so after `limit` calls the log holds `limit` entries
+    // of cost 1, and each call drops the oldest and records itself, allowed with nothing left. The worst
+    // case of the log, on every call; a call that finds the log otherwise throws.
+    const { createLimiter, MemoryStore } = await import('@sluice/core');
+    const limit = Number(/limit (\d+)/.exec(label)[1]);
+    let now = 1_700_000_000_000;
+    const store = new MemoryStore({ clock: () => now });
+    const policies = [{ algorithm: 'sliding-log', limit, window: `${limit}ms` }];
+    const limiter = createLimiter({ name: 'full-log', policies, store });
+    let calls = 0;
+    const op = async (s) => {
+      now++;
+      const d = await limiter.consume(s);
+      if (++calls > limit && (!d.allowed || d.remaining !== 0))
+        throw new Error(`${label}: the log was not full (allowed ${d.allowed}, remaining ${d.remaining})`);
+      return d;
+    };
+    return { isAsync: true, op, fill: limit };
+  }
   if (impl === 'sluice') {
     const { createLimiter } = await import('@sluice/core');
     if (label === SUBSCRIBED)
@@ -175,9 +203,10 @@ async function operationOf({ path, impl, case: label, api }, subjectCount) {
 async function measureCase(id, settings, loopSeconds) {
   const [path, impl, label, api, shape] = id.split('|');
   const many = shape === 'hot' ? ['hot-subject'] : subjects(settings.subjects);
-  const { op, isAsync } = await operationOf({ path, impl, case: label, api }, many.length);
-  // Every subject is known before timing (denied: the hot subject is over its limit).
-  for (let round = 0; round < (path === 'denied' ? 200 : 1); round++) for (const s of many) await op(s);
+  const { op, isAsync, fill } = await operationOf({ path, impl, case: label, api }, many.length);
+  // Every subject is known before timing (denied: the hot subject is over its limit; full log: full).
+  const rounds = fill ?? (path === 'denied' ? 200 : 1);
+  for (let round = 0; round < rounds; round++) for (const s of many) await op(s);
   let sink;
   let next = 0;
   const { batch } = settings;

@@ -8,7 +8,10 @@
  * runs Valkey-only Lua, `server.call`, which redis-server refuses).
  * And a floor: a bare script doing what any store that batches calls into one script run (up to 32,
  * as Sluice does) cannot do without. The suite starts its own redis-server.
+ * And a sliding log held full at limits 10, 1,000 and 10,000 (issue 32 target 4): Redis CPU per call
+ * and the key's MEMORY USAGE, on ioredis.
  */
+import * as core from '@sluice/core';
 import {
   drive,
   FULL,
@@ -34,6 +37,8 @@ import {
 } from '../lib/redis.mjs';
 
 const IN_FLIGHT = 64;
+/** Limits of the full-log rows (issue 32 target 4): the largest at most 2x the smallest per call. */
+const FULL_LOG_LIMITS = [10, 1_000, 10_000];
 const settings = pick({
   smoke: { rounds: 1, seconds: 0.3, subjects: 2_000 },
   quick: { rounds: 3, seconds: 0.5, subjects: 10_000 },
@@ -137,6 +142,12 @@ async function commandCalls(admin) {
   return { all, scripts };
 }
 
+/** EVALSHA calls and the µs Redis spent running them (INFO commandstats). */
+async function scriptTime(admin) {
+  const m = /^cmdstat_evalsha:calls=(\d+),usec=(\d+)/m.exec(await admin.info('commandstats'));
+  return { calls: Number(m?.[1] ?? 0), usec: Number(m?.[2] ?? 0) };
+}
+
 async function measure(admin, entry, population, withMemory) {
   await admin.flushall();
   // One call first: script loading and connection buffers are not the subjects' memory.
@@ -166,12 +177,94 @@ async function measure(admin, entry, population, withMemory) {
   };
 }
 
+/**
+ * A sliding log held full on one subject: a caller's clock that moves 1 ms a call and a window of
+ * `limit` ms, so after `limit` calls the key holds `limit` entries of cost 1 and every call drops the
+ * oldest and records itself, allowed with nothing left (counted when not: `notFull`). Filled at IN_FLIGHT (a turn's calls share one script run), then
+ * timed one call at a time, so each call is a script run of its own that reads and writes the whole
+ * state (what a subject costs when its calls do not meet in one turn, as with many subjects). Redis CPU
+ * per call two ways: the script's own time (INFO commandstats, EVALSHA usec: what the limit can change)
+ * and all of Redis's (INFO cpu user + sys, the connection's reads and writes included), over the timed
+ * calls; and the key's MEMORY USAGE (SAMPLES 0: all of it).
+ */
+async function fullLog(admin, client, limit) {
+  await admin.flushall();
+  let now = 1_700_000_000_000;
+  const limiter = core.createLimiter({
+    name: `log-${limit}`,
+    policies: [{ name: 'full', algorithm: 'sliding-log', limit, window: `${limit}ms` }],
+    storeTimeout: '30s',
+    store: new core.RedisStore({ client, clock: () => now }),
+  });
+  let calls = 0;
+  let notFull = 0;
+  let degraded = 0;
+  // The call moves the clock (a call reads it more than once); once full, every call is allowed with
+  // nothing left.
+  const call = async (s) => {
+    now++;
+    const d = await limiter.consume(s);
+    if (++calls > limit && (!d.allowed || d.remaining !== 0)) notFull++;
+    if (d.degraded) degraded++;
+    return true;
+  };
+  const hot = ['hot'];
+  await driven(call, hot, (n) => n >= limit + IN_FLIGHT);
+  const [key] = await admin.keys('*');
+  const bytes = Number(await admin.call('MEMORY', 'USAGE', key, 'SAMPLES', '0'));
+  const before = await redisUsage(admin);
+  const scriptsBefore = await scriptTime(admin);
+  const deadline = Date.now() + settings.seconds * 1000;
+  const run = await drive(call, hot, (n) => n >= 20 && Date.now() >= deadline, { inFlight: 1 });
+  const scriptsAfter = await scriptTime(admin);
+  const after = await redisUsage(admin);
+  return {
+    scriptUsPerCall: (scriptsAfter.usec - scriptsBefore.usec) / (scriptsAfter.calls - scriptsBefore.calls),
+    redisCpuUsPerCall: ((after.cpuSeconds - before.cpuSeconds) * 1e6) / run.done,
+    bytesPerSubject: bytes,
+    calls: run.done,
+    notFull,
+    degraded,
+    key,
+  };
+}
+
+/** The full-log rows: each limit's median over the rounds, in alternating order. */
+async function fullLogs(admin, client) {
+  const perLimit = new Map(FULL_LOG_LIMITS.map((limit) => [limit, []]));
+  for (let round = 0; round < settings.rounds; round++) {
+    for (const limit of round % 2 === 0 ? FULL_LOG_LIMITS : [...FULL_LOG_LIMITS].reverse()) {
+      perLimit.get(limit).push(await fullLog(admin, client, limit));
+    }
+  }
+  progress('redis: full sliding logs done');
+  return FULL_LOG_LIMITS.map((limit) => {
+    const rounds = perLimit.get(limit);
+    return {
+      limit,
+      client: 'ioredis',
+      scriptUsPerCall: summarize(rounds.map((r) => r.scriptUsPerCall)),
+      redisCpuUsPerCall: summarize(rounds.map((r) => r.redisCpuUsPerCall)),
+      bytesPerSubject: median(rounds, 'bytesPerSubject'),
+      calls: rounds.reduce((n, r) => n + r.calls, 0),
+      notFull: rounds.reduce((n, r) => n + r.notFull, 0),
+      degraded: rounds.reduce((n, r) => n + r.degraded, 0),
+      key: rounds[0].key,
+    };
+  });
+}
+
 const started = Date.now();
 const server = await startRedis();
 progress(`redis: redis-server ${server.version} on port ${server.port}`);
 const clients = {};
 try {
   for (const name of CLIENTS) clients[name] = await connect(name, server.port);
+  if (process.argv.includes('--full-log')) {
+    // Only the full sliding logs, printed: `node bench/suites/redis.mjs --full-log`.
+    console.log(JSON.stringify(await fullLogs(server.admin, clients.ioredis), null, 1));
+    process.exit(0);
+  }
   const population = subjects(settings.subjects);
   const list = await entries(clients);
   const perEntry = new Map(list.map((e) => [e, []]));
@@ -201,11 +294,13 @@ try {
       degraded: entry.degraded?.() ?? 0,
     };
   });
+  const fullLogRows = await fullLogs(server.admin, clients.ioredis);
   const redisSettings = { ...settings, inFlight: IN_FLIGHT };
   writeResults('redis', {
     settings: redisSettings,
     redisVersion: server.version,
     durationMs: Date.now() - started,
+    fullLog: fullLogRows,
     rows,
   });
 } finally {
