@@ -527,7 +527,8 @@ processes; 20,000 expired subjects' rows down below a quarter within 5 s of traf
 (gzip), with no Node built-in in it, and one HTTP request to Redis per decision of both policies. **7. Node cluster**
 (section 4): at 4 workers, ClusterStore at least 2× RateLimiterCluster's decisions/s, at most half its CPU per decision in
 the primary, with no call failed or degraded. **8. Redis on node-redis** (section 2): Sluice's sliding window on node-redis
-at least 1.5× rate-limit-redis's on node-redis, and at least 0.85× Sluice's own on ioredis.
+at least 1.5× rate-limit-redis's on node-redis, and at least 0.85× Sluice's own on ioredis. **9. Sliding log at large
+limits**: a call on a full sliding log of limit 10,000 at most 2× one of limit 10, in memory and on Redis.
 
 ${targetsMarkdown(results)}
 ## The run
