@@ -76,8 +76,11 @@ export interface RandomTraceOptions {
   maxAdvanceMs?: number;
 }
 
-/** A small seeded generator (mulberry32): traces are reproducible without a property-testing library. */
-function random(seed: number): () => number {
+/**
+ * A small seeded generator (mulberry32): traces are reproducible without a property-testing library.
+ * Exported for the repository's own tests, not from the package's entry point.
+ */
+export function random(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -8,6 +8,7 @@ import {
 } from '@sluice/core';
 import { manualClock } from '@sluice/core/testing';
 import { describePostgres } from '../../../../test/support/postgres.js';
+import { random } from '../../src/testing/trace.js';
 import { makeClient, serverPerFile, uniquePrefix } from './clients.js';
 
 /**
@@ -17,18 +18,6 @@ import { makeClient, serverPerFile, uniquePrefix } from './clients.js';
  * expiry; and subjects that a text[] literal could misread (quotes, backslashes, braces, commas, NULL,
  * unicode, lone surrogates, 10 kB). Held on 1e0ef51 (hostile review).
  */
-
-/** Seeded PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const plain = (d: Decision | undefined) =>
   d === undefined ? 'reset' : JSON.stringify(d, (_k, v) => (typeof v === 'function' ? undefined : v));
@@ -89,7 +78,7 @@ describePostgres('call.sql set-based path against MemoryStore: random turns, hos
     const sql = of(new PostgresStore({ client: client as never, clock }), prefix);
     const mem = of(new MemoryStore({ clock }), prefix);
     await sql[0]!.peek('warm-up');
-    const r = rng(seed);
+    const r = random(seed);
     for (let round = 0; round < 60; round++) {
       const n = 1 + Math.floor(r() * 12);
       const plan: Array<[number, string, 'c' | 'p', number]> = [];
