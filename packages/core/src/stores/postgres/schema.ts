@@ -214,14 +214,15 @@ export function schemaSql(table: TableName): string {
   // Helper and twin names qualified by the table's schema, so that the call function finds them.
   const qualify = (sql: string) =>
     at === '' ? sql : sql.replace(new RegExp(`\\b${PREFIX}`, 'g'), `${at}${PREFIX}`);
+  const set = setStep();
   const body = call
     .replaceAll('{{table}}', qualified)
     .replaceAll('{{call}}', callName)
     .replaceAll('{{one}}', one)
     .replaceAll('{{grace}}', String(CLOCK_GRACE_MS))
     .replaceAll('{{sweep}}', String(SWEEP_ROWS))
-    .replaceAll('{{set_codes}}', `{${setStep().codes.join(',')}}`)
-    .replaceAll('{{set_step}}', setStep().sql);
+    .replaceAll('{{set_codes}}', `{${set.codes.join(',')}}`)
+    .replaceAll('{{set_step}}', set.sql);
   const sql = `-- Sluice PostgresStore schema v${SCHEMA_VERSION} for table ${qualified} (PostgresStore.schema()).
 SELECT pg_advisory_xact_lock(${SCHEMA_LOCK});
 
