@@ -1,4 +1,4 @@
-import { runDemo } from './run.js';
+import { painter, runDemo, tableLines } from './run.js';
 import { SCENARIOS } from './scenarios.js';
 
 describe('examples/demo (pnpm demo)', () => {
@@ -51,6 +51,19 @@ describe('examples/demo (pnpm demo)', () => {
       const line = lines.find((l) => l.startsWith(`  ${algorithm} `) && l.includes(' | '))!;
       expect(line.slice(allowedAt - 2, allowedAt)).toBe('  ');
       expect(line.slice(allowedAt)).toMatch(/^\d+ \| \d+ /);
+    }
+  });
+
+  // A request that took a second or more on a loaded CI machine (a9a9e35) printed `1003 ms`, a character
+  // wider than its column, and the row's second '│' moved from 60 to 61.
+  it('keeps every column where the header put it, however slow an answer', () => {
+    const table = tableLines(painter(false));
+    const bars = (line: string) => [...line].flatMap((ch, i) => (ch === '│' ? [i] : []));
+    const [, header] = table.header().split('\n');
+    for (const tookMs of [0, 999, 1003, 12_345, 99_949, 99_950, 3_600_000]) {
+      const answer = { status: 429, policy: '', rateLimit: '"10-per-1m";r=0;t=59', retryAfter: '59', tookMs };
+      const row = table.row('after', tookMs, [answer, answer]);
+      expect({ tookMs, bars: bars(row) }).toEqual({ tookMs, bars: bars(header!) });
     }
   });
 });

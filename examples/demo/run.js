@@ -40,10 +40,41 @@ async function alignToSecond() {
   if (into > 300) await sleep(1000 - into + 20);
 }
 
-function painter(color) {
+/**
+ * A time in at most six characters (`999 ms`, `1.2 s`, `123 s`), so a slow answer on a busy machine
+ * keeps the table's columns where the header put them.
+ */
+function shortDuration(ms) {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 99_950) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.round(ms / 1000)} s`;
+}
+
+/** The table's two header lines and one row per request: columns are padded before they are painted. */
+export function tableLines(c) {
+  const cell = (r) => {
+    const status = String(r.status).padEnd(8);
+    const retry = r.retryAfter === null ? '-' : `${r.retryAfter} s`;
+    return `${r.status < 400 ? c.green(status) : c.red(status)}${fields(r.rateLimit).padEnd(11)}${retry.padEnd(13)}${shortDuration(r.tookMs).padStart(6)}`;
+  };
+  const columns = `${'status'.padEnd(8)}${'RateLimit'.padEnd(11)}${'Retry-After'.padEnd(13)}${'took'.padStart(6)}`;
+  return {
+    header: () =>
+      c.dim(`  ${''.padEnd(16)}│ ${'Express'.padEnd(38)}  │ Fastify\n`) +
+      c.dim(`  ${'req'.padEnd(6)} ${'sent'.padEnd(9)}│ ${columns}  │ ${columns}\n`),
+    /** @param {string} label @param {number} sentMs @param {Answer[]} pair */
+    row: (label, sentMs, pair) =>
+      `  ${label.padEnd(6)} ${`+${shortDuration(sentMs)}`.padEnd(9)}│ ${cell(pair[0])}  │ ${cell(pair[1])}\n`,
+  };
+}
+
+export function painter(color) {
   const paint = (code) => (text) => (color ? `\x1b[${code}m${text}\x1b[0m` : text);
   return { bold: paint('1'), dim: paint('2'), green: paint('32'), red: paint('31'), cyan: paint('36') };
 }
+
+/** Requests each server answers before the tables. */
+const WARM_UP = 20;
 
 /**
  * Runs every scenario against both servers and writes a table per algorithm as it goes.
@@ -52,23 +83,13 @@ function painter(color) {
  * @param {{ write: (text: string) => void, color?: boolean, scenarios: typeof import('./scenarios.js').SCENARIOS }} options
  * @returns {Promise<Summary[]>}
  */
-/** Requests each server answers before the tables. */
-const WARM_UP = 20;
-
 export async function runDemo({ write, color = false, scenarios }) {
   const c = painter(color);
   const servers = await startServers(scenarios);
   /** @type {Summary[]} */
   const summary = [];
-  // Columns are padded before they are painted: colour codes would throw the padding off.
-  const cell = (r) => {
-    const status = String(r.status).padEnd(8);
-    const retry = r.retryAfter === null ? '-' : `${r.retryAfter} s`;
-    return `${r.status < 400 ? c.green(status) : c.red(status)}${fields(r.rateLimit).padEnd(11)}${retry.padEnd(13)}${`${r.tookMs} ms`.padStart(6)}`;
-  };
-  const row = (label, sentMs, pair) =>
-    write(`  ${label.padEnd(6)} ${`+${sentMs} ms`.padEnd(9)}│ ${cell(pair[0])}  │ ${cell(pair[1])}\n`);
-  const columns = `${'status'.padEnd(8)}${'RateLimit'.padEnd(11)}${'Retry-After'.padEnd(13)}${'took'.padStart(6)}`;
+  const table = tableLines(c);
+  const row = (label, sentMs, pair) => write(table.row(label, sentMs, pair));
 
   try {
     write(
@@ -109,8 +130,7 @@ export async function runDemo({ write, color = false, scenarios }) {
         if (headerShown) return;
         headerShown = true;
         write(c.dim(`  RateLimit-Policy: ${pair[0].policy}\n`));
-        write(c.dim(`  ${''.padEnd(16)}│ ${'Express'.padEnd(38)}  │ Fastify\n`));
-        write(c.dim(`  ${'req'.padEnd(6)} ${'sent'.padEnd(9)}│ ${columns}  │ ${columns}\n`));
+        write(table.header());
       };
 
       if (scenario.burst) {
