@@ -4,6 +4,8 @@ interface Waiter {
   deadline: number;
   /** Fails the call; undefined once the call has settled either way. */
   fail: (() => void) | undefined;
+  /** Whether a stall of the process at its deadline was already given back to it (once only). */
+  givenBack: boolean;
   next: Waiter | undefined;
 }
 
@@ -18,6 +20,14 @@ import { soon } from '../portable/runtime.js';
 
 /** The longest delay setTimeout takes (about 24.8 days); a longer one would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** A timer this much later than asked says the process stalled, not that timers run coarse. */
+const STALL_MS = 10;
+/**
+ * What a stall gives back is at most this share of timeoutMs: enough for a client to write what it
+ * held and read the answer (a round trip), while a store that is away still fails its calls soon after
+ * timeoutMs (the chaos suites bound every answer by storeTimeout + 100 ms of the process's own time).
+ */
+const GIVE_BACK_SHARE = 0.25;
 
 /**
  * Bounds store calls by one timeout without a timer per call. Every call gets the same timeout, so
@@ -30,7 +40,10 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * miss a 250 ms storeTimeout behind a 300 ms busy loop, and 'local' admit a client past its limit. So
  * a call's time starts once the turn that made it is over (a store that batches a turn's calls sends
  * them only then), and an overdue call fails one turn after its timer, once the I/O phase has read
- * any answer already waiting in a socket (timers run before I/O in a turn).
+ * any answer already waiting in a socket (timers run before I/O in a turn). A timer that fires late
+ * found the process stalled across the deadline: each call in flight gets, once, as much time again
+ * as the stall took, up to a quarter of timeoutMs, so a client that writes a turn late (node-redis, at
+ * setImmediate) or a reply that takes a few turns to read (fetch) is not failed for the process's stall.
  */
 export class Deadlines {
   private head: Waiter | undefined;
@@ -41,6 +54,8 @@ export class Deadlines {
   private deferred = false;
   /** The first call whose deadline the end of this turn sets; later ones follow it in the FIFO. */
   private unstamped: Waiter | undefined;
+  /** When the armed timer should fire. */
+  private dueAt = 0;
 
   constructor(private readonly timeoutMs: number) {}
 
@@ -59,6 +74,7 @@ export class Deadlines {
     const waiter: Waiter = {
       deadline: Number.POSITIVE_INFINITY,
       fail: () => failed(timedOut),
+      givenBack: false,
       next: undefined,
     };
     if (this.tail === undefined) this.head = waiter;
@@ -122,6 +138,7 @@ export class Deadlines {
     const now = performance.now();
     // A head not stamped yet: stamp() arms the timer for it.
     if (head.deadline === Number.POSITIVE_INFINITY) return;
+    if (!deferred && now - this.dueAt > STALL_MS) this.giveBack(head, now, now - this.dueAt);
     if (head.deadline > now) {
       this.arm(head.deadline - now);
       return;
@@ -145,10 +162,27 @@ export class Deadlines {
     else if (waiter.deadline !== Number.POSITIVE_INFINITY) this.arm(waiter.deadline - now);
   };
 
+  /**
+   * Each call in flight not given time before gets, from now, as long as the stall took (at most
+   * GIVE_BACK_SHARE of timeoutMs). Deadlines rise to one floor: their FIFO order holds. Calls made this turn are not in
+   * flight yet (their deadline is still to be stamped).
+   */
+  private giveBack(head: Waiter, now: number, stallMs: number): void {
+    const floor = now + Math.min(stallMs, this.timeoutMs * GIVE_BACK_SHARE);
+    for (let waiter: Waiter | undefined = head; waiter !== undefined; waiter = waiter.next) {
+      if (waiter.givenBack || waiter.fail === undefined || waiter.deadline === Number.POSITIVE_INFINITY)
+        continue;
+      waiter.givenBack = true;
+      waiter.deadline = Math.max(waiter.deadline, floor);
+    }
+  }
+
   private arm(delayMs: number): void {
     // Unref'd: a limiter never keeps a process alive on its own. Longer delays than a timer takes wait in steps.
     this.scheduled = true;
-    const timer = setTimeout(this.expire, Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(delayMs))));
+    const ms = Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(delayMs)));
+    this.dueAt = performance.now() + ms;
+    const timer = setTimeout(this.expire, ms);
     timer.unref?.();
   }
 }
