@@ -102,4 +102,45 @@ async function startUpstashStandIn(redisUrl, token = 'test-token') {
   };
 }
 
-module.exports = { startUpstashStandIn };
+/**
+ * The stand-in in a process of its own, as Upstash's service is to an app: the turns it takes to read
+ * a request, ask Redis and answer are not the caller's. (In the caller's process, a machine at load
+ * that stalled it for a few hundred milliseconds made a whole pipeline of calls outlast storeTimeout,
+ * as no remote service would: CI on the third-worker branch, c399a2c.) Its count of requests comes
+ * over IPC.
+ */
+async function spawnUpstashStandIn(redisUrl) {
+  const { spawn } = require('node:child_process');
+  const child = spawn(process.execPath, [__filename, redisUrl], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const { url, token } = await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    exited.then((code) => reject(new Error(`the Upstash stand-in exited (${code}) before it listened`)));
+  });
+  return {
+    url,
+    token,
+    requests: () =>
+      new Promise((resolve) => {
+        child.once('message', (m) => resolve(m.requests));
+        child.send('count');
+      }),
+    close: async () => {
+      child.kill();
+      await exited;
+    },
+  };
+}
+
+if (require.main === module) {
+  startUpstashStandIn(process.argv[2]).then((standIn) => {
+    process.send({ url: standIn.url, token: standIn.token });
+    process.on('message', () => process.send({ requests: standIn.requests.length }));
+    // The caller gone, so is its stand-in.
+    process.on('disconnect', () => process.exit(0));
+  });
+}
+
+module.exports = { startUpstashStandIn, spawnUpstashStandIn };

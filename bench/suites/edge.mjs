@@ -10,24 +10,18 @@
  *   3. CPU per decision in this process (the handler, the client and fetch; not the stand-in's).
  * Decisions are sequential, each a Request through the handler, so each one's requests are its own.
  */
-import { spawn } from 'node:child_process';
 import { builtinModules } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { Redis } from '@upstash/redis';
 import { build } from 'esbuild';
-import {
-  BENCH_DIR,
-  clientAddress,
-  pick,
-  progress,
-  ROOT_DIR,
-  summarize,
-  writeResults,
-} from '../lib/common.mjs';
+import upstashRest from '../../scripts/upstash-rest.cjs';
+import { BENCH_DIR, clientAddress, pick, progress, summarize, writeResults } from '../lib/common.mjs';
 import { sluiceHandler } from '../lib/edge/sluice.mjs';
 import { upstashHandler } from '../lib/edge/upstash.mjs';
 import { startRedis } from '../lib/redis.mjs';
+
+const { spawnUpstashStandIn } = upstashRest;
 
 const settings = pick({
   smoke: { rounds: 1, decisions: 40, subjects: 100 },
@@ -69,31 +63,6 @@ async function bundle(impl) {
   };
 }
 
-/** The stand-in in a process of its own: its URL and token, and its count of requests so far. */
-async function standIn(redisUrl) {
-  const script = `
-    const { startUpstashStandIn } = require(process.argv[1]);
-    startUpstashStandIn(process.argv[2]).then((s) => {
-      process.send({ url: s.url, token: s.token });
-      process.on('message', () => process.send({ requests: s.requests.length }));
-      process.on('disconnect', () => process.exit(0));
-    });`;
-  const child = spawn(process.execPath, ['-e', script, `${ROOT_DIR}/scripts/upstash-rest.cjs`, redisUrl], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const { url, token } = await new Promise((resolve) => child.once('message', resolve));
-  return {
-    url,
-    token,
-    requests: () =>
-      new Promise((resolve) => {
-        child.once('message', (m) => resolve(m.requests));
-        child.send('count');
-      }),
-    stop: () => child.kill(),
-  };
-}
-
 /** `count` decisions through `handler` in turn, for `subjectOf(i)`: requests and CPU µs per decision, statuses. */
 async function decide(handler, service, count, subjectOf) {
   const statuses = {};
@@ -115,7 +84,7 @@ async function decide(handler, service, count, subjectOf) {
 
 const started = Date.now();
 const redis = await startRedis();
-const service = await standIn(`redis://127.0.0.1:${redis.port}`);
+const service = await spawnUpstashStandIn(`redis://127.0.0.1:${redis.port}`);
 try {
   const client = () => new Redis({ url: service.url, token: service.token, enableTelemetry: false });
   const bundles = [];
@@ -166,6 +135,6 @@ try {
     rows,
   });
 } finally {
-  service.stop();
+  await service.close();
   await redis.stop();
 }

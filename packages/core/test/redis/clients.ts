@@ -6,7 +6,7 @@ import Valkey, { Cluster as ValkeyCluster } from 'iovalkey';
 import * as nodeRedis4 from 'redis4';
 import * as nodeRedis5 from 'redis5';
 import * as nodeRedis6 from 'redis6';
-import { startUpstashStandIn, type UpstashStandIn } from '../../../../scripts/upstash-rest.cjs';
+import { type SpawnedUpstashStandIn, spawnUpstashStandIn } from '../../../../scripts/upstash-rest.cjs';
 import { type RedisNode, sharedCluster, sharedRedis } from '../../../../test/support/redis.js';
 
 /**
@@ -145,15 +145,15 @@ export async function connectClient(
   return keep(client) as unknown as RedisClient;
 }
 
-/** One stand-in per redis-server, in this process, until `closeClients()`. */
-const standIns = new Map<string, Promise<UpstashStandIn>>();
+/** One stand-in per redis-server, each in a process of its own, until `closeClients()`. */
+const standIns = new Map<string, Promise<SpawnedUpstashStandIn>>();
 
 /** An @upstash/redis client (its defaults: base64 answers, auto-pipelining) on a stand-in in front of `target`. */
 async function upstashClient(target: Target): Promise<RedisClient> {
   if (!('url' in target)) throw new Error('@upstash/redis has no cluster client: standalone targets only');
   let standIn = standIns.get(target.url);
   if (standIn === undefined) {
-    standIn = startUpstashStandIn(target.url);
+    standIn = spawnUpstashStandIn(target.url);
     standIns.set(target.url, standIn);
   }
   const { url, token, close } = await standIn;
