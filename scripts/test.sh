@@ -18,7 +18,9 @@ status=0
 # pnpm's shim runs Jest (and so its workers) on the node first on PATH, where CI puts Node 22, 24 or 26
 # through scripts/node.sh; the shim, not jest.js itself, because it also sets the NODE_PATH of pnpm's
 # hoisted modules, through which test/adapters/nest10.test.ts finds @nestjs/common.
-node_modules/.bin/jest --maxWorkers=2 --json --outputFile="$out" "$@" || status=$?
+# Two workers for two cores; SLUICE_TEST_WORKERS=3 (CI's full runs) keeps both cores busy while one
+# worker waits on a store's timeout, a pause or a restart.
+node_modules/.bin/jest --maxWorkers="${SLUICE_TEST_WORKERS:-2}" --json --outputFile="$out" "$@" || status=$?
 node -e '
   const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
   console.log(`jest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped`);
