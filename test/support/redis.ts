@@ -30,6 +30,13 @@ export interface RedisProcess extends RedisNode {
   kill(): Promise<void>;
   /** Starts the server again on the same port (after stop or kill; stops it first if running). */
   restart(): Promise<void>;
+  /**
+   * SIGSTOP: connections stay open and nothing answers until resume(), however long the test's own
+   * process is held up (a CLIENT PAUSE of fixed length can end before a starved test has looked).
+   */
+  pause(): void;
+  /** SIGCONT after pause: the server runs what it was sent meanwhile. */
+  resume(): void;
 }
 
 export interface StartRedisOptions {
@@ -231,6 +238,8 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
     }
   }
   const stopWith = async (signal: NodeJS.Signals) => {
+    // A paused server would not act on SIGTERM until continued.
+    child?.kill('SIGCONT');
     await exited(child, signal);
     child = undefined;
   };
@@ -244,6 +253,8 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<Redis
       dirs.delete(dir);
     },
     kill: () => stopWith('SIGKILL'),
+    pause: () => child?.kill('SIGSTOP'),
+    resume: () => child?.kill('SIGCONT'),
     async restart() {
       await stopWith('SIGTERM');
       mkdirSync(dir, { recursive: true });
