@@ -1,0 +1,69 @@
+import { createLimiter } from '@sluice/core';
+import { expectOnlyWarnings } from '../../../../test/support/warnings.js';
+import { ControlledStore } from './controlled-store.js';
+import { track, watchUnhandledRejections } from './promises.js';
+
+// The hanging store is warned about when its call fails: captured, nothing else.
+expectOnlyWarnings('ERR_SLUICE_STORE_DEGRADED', 'ERR_SLUICE_STORE_RECOVERED');
+
+const unhandled = watchUnhandledRejections();
+afterEach(() => expect(unhandled).toEqual([]));
+
+const STORE_TIMEOUT_MS = 100;
+const BUSY_MS = 300;
+
+/** Holds the event loop, as a long synchronous task or a starved process does. */
+function busy(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // held
+  }
+}
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Real timers: a stall is a timer firing late, which fake timers never do. The store answers a few
+ * milliseconds after the stall, as a client that writes a turn late (node-redis writes at setImmediate)
+ * gets its answer: on 51bfc66 the overdue call had already failed (one turn after its late timer).
+ * Whatever the machine's load, the answer's timer is due before the deadline given back.
+ */
+describe('a process stalled across a deadline', () => {
+  test('a call answered just after the stall is the store’s', async () => {
+    const store = new ControlledStore();
+    const limiter = createLimiter({ limit: 5, window: '1m', store, storeTimeout: STORE_TIMEOUT_MS });
+    store.health = 'hang';
+    const call = track(limiter.consume('a'));
+    // Sent, and its time started (the end of the turn that made it).
+    await turn();
+    await turn();
+    busy(BUSY_MS);
+    setTimeout(() => store.answerHung('resolve'), 5);
+    while (!call.settled) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(call.value).toMatchObject({ allowed: true, remaining: 4 });
+    expect(call.value?.degraded).toBeUndefined();
+  });
+
+  test('a store that does not answer still fails the call, soon after', async () => {
+    const store = new ControlledStore();
+    const limiter = createLimiter({
+      limit: 5,
+      window: '1m',
+      store,
+      storeTimeout: STORE_TIMEOUT_MS,
+      onStoreError: 'deny',
+    });
+    store.health = 'hang';
+    const call = track(limiter.consume('a'));
+    await turn();
+    await turn();
+    busy(BUSY_MS);
+    const resumed = performance.now();
+    while (!call.settled) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(call.value).toMatchObject({ allowed: false, degraded: true, reason: 'store-error' });
+    // At most a quarter of storeTimeout given back, and the process's own lateness since (it is a
+    // bound on this process, so measured from when it ran again: generous for a loaded machine).
+    expect(performance.now() - resumed).toBeLessThan(STORE_TIMEOUT_MS / 4 + 1000);
+    store.answerHung('resolve');
+  });
+});
