@@ -18,7 +18,7 @@ import { type AppServer, type Framework, type Mode, startServer } from './server
 /**
  * Express and Fastify servers, one process per onStoreError mode, on one redis-server of their own,
  * under steady load while the suite (a) kills Redis with SIGKILL and starts it again, (b) pauses it
- * with CLIENT PAUSE past storeTimeout, and (c) flushes its script cache. Every server must stay up
+ * with SIGSTOP past storeTimeout, and (c) flushes its script cache. Every server must stay up
  * with no unhandled rejection, answer every request within storeTimeout + 100 ms with the statuses
  * its mode promises, and decide on Redis again within 2 s of each recovery.
  */
@@ -73,11 +73,17 @@ describeRedis('chaos on a standalone Redis', () => {
     at.restarted = Date.now();
     await sleep(RECOVERY_MS + 1000);
 
-    admin = new Redis(redis.url);
+    // Stalled (SIGSTOP) from the moment marked to the moment marked: a CLIENT PAUSE began when its
+    // command arrived, which at load 16 was well after the mark, and the degraded answers fell after
+    // the window the test judged.
+    redis.pause();
     at.paused = Date.now();
-    await admin.call('CLIENT', 'PAUSE', String(PAUSE_MS), 'ALL');
-    at.unpaused = at.paused + PAUSE_MS;
-    await sleep(PAUSE_MS + RECOVERY_MS + 1000);
+    await sleep(PAUSE_MS);
+    redis.resume();
+    at.unpaused = Date.now();
+    await sleep(RECOVERY_MS + 1000);
+
+    admin = new Redis(redis.url);
 
     at.flushed = Date.now();
     await admin.script('FLUSH');
