@@ -120,6 +120,8 @@ export class MemoryStore implements Store {
   private readonly spacesByLimiter = new WeakMap<StoreLimiter, KeySpace[]>();
   /** Where the steps of a call write the states to store, one per policy: reused, never stored. */
   private readonly nexts: NextState[] = [[]];
+  /** What the steps of one multi-policy call write into: `nexts`, or IN_PLACE for a state recorded in place. */
+  private readonly callNexts: NextState[] = [];
 
   constructor(options: MemoryStoreOptions = {}) {
     if (typeof options !== 'object' || options === null) {
@@ -178,7 +180,8 @@ export class MemoryStore implements Store {
     }
     while (this.nexts.length < policies.length) this.nexts.push([]);
     // A state its algorithm records in place is not copied into a next state (IN_PLACE).
-    const nexts: NextState[] = new Array(policies.length);
+    const nexts = this.callNexts;
+    nexts.length = policies.length;
     for (let i = 0; i < policies.length; i++) {
       nexts[i] =
         slots[i] !== undefined && policies[i]!.algorithm.record !== undefined ? IN_PLACE : this.nexts[i]!;
