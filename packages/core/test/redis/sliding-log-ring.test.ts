@@ -1,10 +1,17 @@
-import { createLimiter, type Limiter, MemoryStore, type Policy, RedisStore } from '@sluice/core';
-import { manualClock, randomTrace, runTrace } from '@sluice/core/testing';
+import {
+  createLimiter,
+  type Limiter,
+  MemoryStore,
+  type Policy,
+  type RedisClient,
+  RedisStore,
+} from '@sluice/core';
+import { manualClock, randomTrace, runTrace, type TraceStep } from '@sluice/core/testing';
 import type Redis from 'ioredis';
-import { describeRedis, sharedRedis } from '../../../../test/support/redis.js';
+import { describeRedis, sharedCluster, sharedRedis } from '../../../../test/support/redis.js';
 import { expectOnlyWarnings } from '../../../../test/support/warnings.js';
 import lua from '../../src/algorithms/sliding-log/sliding-log.lua';
-import { closeClients, standaloneClient, uniquePrefix } from './clients.js';
+import { closeClients, clusterClient, standaloneClient, uniquePrefix } from './clients.js';
 
 /**
  * The sliding log on Redis above a small limit is a ring updated in place (sliding-log.lua), below it
@@ -41,6 +48,23 @@ describeRedis('sliding log on Redis: the ring', () => {
     return (await client.getBuffer(keys[0]!))!;
   }
 
+  /** Runs `trace` on Redis (through `redis`, keys under `prefix`) and on MemoryStore: the same decisions. */
+  async function expectAsMemory(policies: Policy[], trace: TraceStep[], redis: RedisClient, prefix: string) {
+    const options = { name: 'ring', policies };
+    const at = { start: START };
+    const onRedis = await runTrace(
+      (clock) => createLimiter({ ...options, prefix, store: new RedisStore({ client: redis, clock }) }),
+      trace,
+      at,
+    );
+    const inMemory = await runTrace(
+      (clock) => createLimiter({ ...options, store: new MemoryStore({ clock }) }),
+      trace,
+      at,
+    );
+    expect(onRedis).toEqual(inMemory);
+  }
+
   test.each([
     [60, '40ms'],
     [200, '150ms'],
@@ -50,21 +74,8 @@ describeRedis('sliding log on Redis: the ring', () => {
     async (limit, window) => {
       for (let seed = 1; seed <= 4; seed++) {
         const trace = randomTrace({ seed, length: 600, subjects: ['a', 'b'], maxCost: 4, maxAdvanceMs: 6 });
-        const options = { name: 'ring', policies: [logPolicy(limit, window)] };
         const prefix = uniquePrefix('ring');
-        const onRedis = await runTrace(
-          (clock) => createLimiter({ ...options, prefix, store: new RedisStore({ client, clock }) }),
-          trace,
-          { start: START },
-        );
-        const inMemory = await runTrace(
-          (clock) => createLimiter({ ...options, store: new MemoryStore({ clock }) }),
-          trace,
-          {
-            start: START,
-          },
-        );
-        expect(onRedis).toEqual(inMemory);
+        await expectAsMemory([logPolicy(limit, window)], trace, client, prefix);
         // Above the threshold the key holds a ring; at 10, the older format.
         const keys = (await client.keys(`${prefix}:*`)).filter((k) => !k.includes('#r'));
         expect(keys.length).toBeGreaterThan(0);
@@ -73,6 +84,25 @@ describeRedis('sliding log on Redis: the ring', () => {
       }
     },
   );
+
+  test('on a Redis Cluster, a ring decides as MemoryStore (its keys declared, in one slot)', async () => {
+    const trace = randomTrace({
+      seed: 7,
+      length: 400,
+      subjects: ['a', 'b', 'c'],
+      maxCost: 4,
+      maxAdvanceMs: 6,
+    });
+    const global: Policy = {
+      name: 'g',
+      limit: 300,
+      window: '90ms',
+      algorithm: 'sliding-log',
+      scope: 'global',
+    };
+    const cluster = clusterClient(await sharedCluster());
+    await expectAsMemory([logPolicy(120, '60ms'), global], trace, cluster, uniquePrefix('cluster'));
+  });
 
   /** The entries of a ring value, unrolled: [t1, c1, ...] (the layout in sliding-log.lua). */
   function unrolled(raw: Buffer): number[] {
