@@ -33,6 +33,13 @@ export type State = number[];
 export type NextState = number[];
 
 /**
+ * The `next` a store passes to the step of an algorithm that has `record`, on a state it holds, when
+ * it will record an allowed call with `record` rather than store `next`: the step writes nothing into
+ * it. Frozen, so a step that wrote into it anyway would throw, not corrupt a state.
+ */
+export const IN_PLACE: NextState = Object.freeze([] as number[]) as NextState;
+
+/**
  * What one algorithm says about one call, before the limiter knows whether every policy agrees. An
  * allowed step has written the state to store, if the whole call is allowed, into its `next`; the
  * stored state is left alone otherwise.
@@ -80,6 +87,16 @@ export interface Algorithm {
     leaseId: number,
     next: NextState,
   ): StepResult;
+  /**
+   * Present for a state that grows with the limit (sliding-log): records an allowed call of `cost` at
+   * `now` in the state held in `slot` from `at` on, in place, in a time that does not grow with the
+   * state (storing the step's `next` would copy it whole). Returns the array that holds the state now:
+   * `slot`, or, rarely, a larger copy of it (from index 0 on, `at` included) that the store keeps in
+   * its place. A store that holds its states as arrays of its own (MemoryStore) calls it, once the
+   * whole call is allowed, after a step on that state given `next` IN_PLACE. The state it leaves
+   * decides every later call as the one `step` would have written.
+   */
+  record?(slot: State, at: number, now: number, cost: number, p: PolicyParams): State;
   /** Gives back what a call charged, as far as the algorithm can. Pure. */
   refund(state: State | undefined, now: number, charge: Charge, p: PolicyParams): RefundResult;
   /**

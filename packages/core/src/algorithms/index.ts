@@ -17,6 +17,7 @@ export type {
   State,
   StepResult,
 } from './algorithm.js';
+export { IN_PLACE } from './algorithm.js';
 
 /** Every algorithm by its public name. */
 export const algorithms: Readonly<Record<AlgorithmName, Algorithm>> = Object.freeze({

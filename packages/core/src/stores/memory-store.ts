@@ -1,4 +1,4 @@
-import type { NextState, State } from '../algorithms/index.js';
+import { IN_PLACE, type NextState, type State } from '../algorithms/index.js';
 import { describeValue, ErrorCodes, SluiceConfigError } from '../errors.js';
 import { unref } from '../portable/runtime.js';
 import {
@@ -120,6 +120,8 @@ export class MemoryStore implements Store {
   private readonly spacesByLimiter = new WeakMap<StoreLimiter, KeySpace[]>();
   /** Where the steps of a call write the states to store, one per policy: reused, never stored. */
   private readonly nexts: NextState[] = [[]];
+  /** What the steps of one multi-policy call write into: `nexts`, or IN_PLACE for a state recorded in place. */
+  private readonly callNexts: NextState[] = [];
 
   constructor(options: MemoryStoreOptions = {}) {
     if (typeof options !== 'object' || options === null) {
@@ -177,11 +179,23 @@ export class MemoryStore implements Store {
       slots[i] = this.read(spaces[i]!, subject, now);
     }
     while (this.nexts.length < policies.length) this.nexts.push([]);
-    const { steps, results, commit } = decideAll(call, slots, STATE, now, this.nexts);
+    // A state its algorithm records in place is not copied into a next state (IN_PLACE).
+    const nexts = this.callNexts;
+    nexts.length = policies.length;
+    for (let i = 0; i < policies.length; i++) {
+      nexts[i] =
+        slots[i] !== undefined && policies[i]!.algorithm.record !== undefined ? IN_PLACE : this.nexts[i]!;
+    }
+    const { steps, results, commit } = decideAll(call, slots, STATE, now, nexts);
     if (commit) {
       for (let i = 0; i < policies.length; i++) {
         const policy = policies[i]!;
         const result = results[i]!;
+        if (nexts[i] === IN_PLACE) {
+          const subject = policy.scope === 'global' ? '' : call.subject;
+          this.record(policy, spaces[i]!, subject, slots[i]!, call.cost, result.expiresAt, now);
+          continue;
+        }
         this.write(
           spaces[i]!,
           policy.scope === 'global' ? '' : call.subject,
@@ -212,12 +226,52 @@ export class MemoryStore implements Store {
   ): PolicyOutcome {
     const key = policy.scope === 'global' ? '' : subject;
     const slot = this.read(space, key, now);
+    if (slot !== undefined && policy.algorithm.record !== undefined)
+      return this.decideInPlace(policy, space, key, slot, cost, leaseId, mode, now);
     const next = this.nexts[0]!;
     const result = policy.algorithm.step(slot, STATE, now, cost, policy.params, leaseId, next);
     if (!result.allowed) return result;
     if (mode === 'peek') return standing(policy, slot, STATE, now, leaseId, next);
     this.write(space, key, slot, next, result.expiresAt, now);
     return result;
+  }
+
+  /**
+   * decideOne on a state its algorithm records in place (`record`): the step writes no next state, and
+   * an allowed consume is recorded in the slot itself, so a call costs no copy of a state that grows
+   * with the limit (a sliding log).
+   */
+  private decideInPlace(
+    policy: StorePolicy,
+    space: KeySpace,
+    key: string,
+    slot: Slot,
+    cost: number,
+    leaseId: number,
+    mode: StoreCall['mode'],
+    now: number,
+  ): PolicyOutcome {
+    const result = policy.algorithm.step(slot, STATE, now, cost, policy.params, leaseId, IN_PLACE);
+    if (!result.allowed) return result;
+    if (mode === 'peek') return standing(policy, slot, STATE, now, leaseId, IN_PLACE);
+    this.record(policy, space, key, slot, cost, result.expiresAt, now);
+    return result;
+  }
+
+  /** Records an allowed call in the slot itself (the algorithm's `record`), or in the larger slot it gives back. */
+  private record(
+    policy: StorePolicy,
+    space: KeySpace,
+    key: string,
+    slot: Slot,
+    cost: number,
+    expiresAt: number,
+    now: number,
+  ): void {
+    const held = policy.algorithm.record!(slot, STATE, now, cost, policy.params);
+    held[EXPIRES_AT] = expiresAt;
+    // The same key: the map keeps its place in the order of use.
+    if (held !== slot) space.set(key, held);
   }
 
   refund(call: RefundCall): void {

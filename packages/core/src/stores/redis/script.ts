@@ -7,11 +7,14 @@ import { bytesOf, hex, sha1 } from '../../portable/sha.js';
  * (stores/store.ts) and each seeing what the calls before it wrote, or gives a charge back, or forgets
  * a subject. Under Redis TIME the window algorithms keep a state in one integer, which Redis holds in
  * the key's object alone and can add to in place; other states are MessagePack arrays (cmsgpack keeps
- * integers exact and small). Every key written gets a TTL from the step's expiresAt.
+ * integers exact and small), but for a twin that reads and writes its key itself, a few bytes of it a
+ * call (the sliding log above a small limit: a ring updated with GETRANGE and SETRANGE, so a call's
+ * cost does not grow with the limit). Every key written gets a TTL from the step's expiresAt.
  *
  * Redis runs the whole script body on every call, so it is written for that: TIME once per batch, the
  * policies parsed once per batch, no per-call arguments for the commonest calls, and no Redis command
- * but one MGET per batch and one write (SET, INCRBY or DEL) per key charged. Replacing a TTL costs
+ * but one MGET per batch and one write (SET, INCRBY or DEL) per key charged (a twin that reads its
+ * key itself: its few reads and writes per call). Replacing a TTL costs
  * Redis twice what the rest of a SET does, so a write keeps the key's TTL (KEEPTTL, Redis 6.0) when the
  * twin says the stored state's expiry already covers the next state's: under Redis TIME every write
  * gives a key at least its state's expiresAt, so a window algorithm rewrites a TTL once per window and
@@ -58,7 +61,8 @@ function twinsBySource(): Map<string, string[]> {
 
 /**
  * One branch per distinct Lua twin, the twin's chunk inlined as the branch's block: its locals are the
- * branch's and its closing `return step, refund[, expiresAtOf]` returns from twinOf.
+ * branch's, it sees the policy's `limit`, and its closing `return step, refund[, expiresAtOf, …]`
+ * returns from twinOf.
  */
 function twinLoaders(): string {
   const branches = [...twinsBySource()].map(([source, codes], i) => {
@@ -127,20 +131,26 @@ if op == 'd' then
 end
 
 -- The twin of an algorithm code: step, refund, and for the twins whose keys keep their expiry for a
--- whole window expiresAtOf, toInteger and fromInteger (else nil).
-local function twinOf(code)
+-- whole window expiresAtOf, toInteger and fromInteger (else nil); then, for a twin that reads and
+-- writes its key itself (a state too large to read whole on every call), load and save (else nil),
+-- and for a twin that decodes its own values, decode (else nil). A twin may choose by the limit.
+local function twinOf(code, limit)
   ${twinLoaders()}
 end
 
 -- The policies, parsed once for the whole batch.
 local steps, refunds, expiresAtOfs, toIntegers, fromIntegers = {}, {}, {}, {}, {}
+local loads, saves, decoders = {}, {}, {}
 local limits, windows, bursts, codes = {}, {}, {}, {}
+local loading = false
 local at = 4
 for i = 1, n do
   local code = argv[at]
   codes[i] = code
-  steps[i], refunds[i], expiresAtOfs[i], toIntegers[i], fromIntegers[i] = twinOf(code)
   limits[i] = argv[at + 1] + 0
+  steps[i], refunds[i], expiresAtOfs[i], toIntegers[i], fromIntegers[i], loads[i], saves[i], decoders[i] =
+    twinOf(code, limits[i])
+  if loads[i] then loading = true end
   windows[i] = argv[at + 2] + 0
   if ${burstTest('code')} then
     bursts[i] = argv[at + 3] + 0
@@ -157,6 +167,7 @@ end
 -- MessagePack, which never starts with a digit.
 local function decodeOf(i, raw)
   if not raw then return nil end
+  if decoders[i] then return decoders[i](raw) end
   local first = byte(raw, 1)
   if first >= 48 and first <= 57 then
     local packed = raw + 0
@@ -209,10 +220,16 @@ if op == 'r' then
     local mark = false
     if codes[i] ~= 'cc' then mark = call('GET', keys[n + i]) end
     local state, was = nil, nil
-    if not (mark and mark + 0 >= chargedAt) then state, was = decodeOf(i, call('GET', keys[i])) end
+    if not (mark and mark + 0 >= chargedAt) then
+      if loads[i] then state = loads[i](keys[i], limits[i], true) else state, was = decodeOf(i, call('GET', keys[i])) end
+    end
     if state ~= nil then
       local next, expiresAt = refunds[i](state, now, cost, chargedAt, leaseId, limits[i], windows[i], bursts[i])
-      save(i, keys[i], next, expiresAt, keptUntil(i, state), was)
+      if saves[i] then
+        saves[i](keys[i], next, now, 0, expiresAt - now, slack)
+      else
+        save(i, keys[i], next, expiresAt, keptUntil(i, state), was)
+      end
     end
   end
   return 0
@@ -221,7 +238,25 @@ end
 -- Each call in turn, all-or-nothing over its policies (the rule of decideAll in stores/store.ts). Every
 -- key is read at once; a key a call charges is written once, after the last call: a later call of the
 -- batch reads what the earlier ones left (written), and a hot key costs one GET and one SET per batch.
-local raws = call('MGET', unpack(keys))
+-- A key whose twin reads and writes it itself (load, save) is not read here but at each call, and
+-- written as soon as the call is charged.
+local raws
+if loading then
+  local read, slots = {}, {}
+  for k = 1, #keys do
+    if not loads[(k - 1) % n + 1] then
+      read[#read + 1] = keys[k]
+      slots[k] = #read
+    end
+  end
+  raws = {}
+  if #read > 0 then
+    local got = call('MGET', unpack(read))
+    for k, j in pairs(slots) do raws[k] = got[j] end
+  end
+else
+  raws = call('MGET', unpack(keys))
+end
 -- Per key written: its slot in the lists of what to write (the policy, the state, its expiresAt, until
 -- when the key surely lives as it was before the batch, the integer it held then, and now when it was
 -- last charged).
@@ -254,7 +289,13 @@ for c = 0, #keys / n - 1 do
   for i = 1, n do
     local w = written[keys[base + i]]
     local state, was
-    if w ~= nil then state = wstates[w] else state, was = decodeOf(i, raws[base + i]) end
+    if loads[i] then
+      state = loads[i](keys[base + i], limits[i])
+    elseif w ~= nil then
+      state = wstates[w]
+    else
+      state, was = decodeOf(i, raws[base + i])
+    end
     states[i] = state
     integers[i] = was
     local ok, next, remaining, resetMs, retryAfterMs, delayMs, expiresAt =
@@ -274,17 +315,21 @@ for c = 0, #keys / n - 1 do
     for i = 1, n do
       local key = keys[base + i]
       local w = written[key]
-      if w == nil then
-        w = #wkeys + 1
-        written[key] = w
-        wkeys[w] = key
-        wpolicies[w] = i
-        wkept[w] = keptUntil(i, states[i])
-        wwas[w] = integers[i]
+      if saves[i] then
+        saves[i](key, nexts[i], now, cost, expiries[i] - now, slack)
+      else
+        if w == nil then
+          w = #wkeys + 1
+          written[key] = w
+          wkeys[w] = key
+          wpolicies[w] = i
+          wkept[w] = keptUntil(i, states[i])
+          wwas[w] = integers[i]
+        end
+        wstates[w] = nexts[i]
+        wexpiries[w] = expiries[i]
+        if clocked then wnows[w] = now end
       end
-      wstates[w] = nexts[i]
-      wexpiries[w] = expiries[i]
-      if clocked then wnows[w] = now end
     end
   else
     -- Nothing is charged: a policy that would have allowed reports its state as it stands.
