@@ -50,7 +50,8 @@ describe('examples/node-cluster', () => {
       output += chunk;
     });
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no READY: ${output}`)), 30_000);
+      // Four workers compile the sources as they load them: at load 16 that outlasted 30 s (CI on 3a9dfa8).
+      const timer = setTimeout(() => reject(new Error(`no READY: ${output}`)), 50_000);
       server.stdout!.on('data', (chunk) => {
         output += chunk;
         if (!output.includes(`READY ${port}`)) return;

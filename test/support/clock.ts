@@ -17,3 +17,17 @@ export const stillClock = (): number => STILL_NOW;
 export function stillStore(): MemoryStore {
   return new MemoryStore({ clock: stillClock });
 }
+
+/**
+ * Runs `burst(0)`, and `burst(1)` (for a subject of its own) when the first began and ended in two
+ * windows of `windowMs` (aligned to the epoch, as Sluice's are). Where the clock is the wall's (an
+ * example's own store, a runtime's), a burst that a loaded machine spread across a boundary is decided
+ * by two windows: CI on 3a9dfa8 saw a sliding window of a minute admit 101 of 101 through workerd. The
+ * second attempt starts just past a boundary: only a burst longer than a window crosses one again.
+ */
+export async function inOneWindow<T>(windowMs: number, burst: (attempt: number) => Promise<T>): Promise<T> {
+  const began = Date.now();
+  const first = await burst(0);
+  if (Math.floor(began / windowMs) === Math.floor(Date.now() / windowMs)) return first;
+  return burst(1);
+}
