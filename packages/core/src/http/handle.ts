@@ -77,7 +77,6 @@ import { isPrivateAddress } from './private-proxies.js';
 import { bannedBody, deniedBody, limitedBody, ProblemBodies, storeErrorBody } from './responses.js';
 import { countHandler, mayStack, stack } from './stacking.js';
 import { type Identity, isThenable, SubjectResolver } from './subject.js';
-import { checkTrustProxy } from './trust-proxy.js';
 import type { HttpOptions, RequestReader } from './types.js';
 import { currentTurn, madeForRequest, type WarningCode, WarningCodes, Warnings } from './validate.js';
 
@@ -377,7 +376,7 @@ class Handler<Req, Res> implements HttpHandler<Req, Res> {
     if (known && !this.apps.has(app)) {
       this.apps.add(app);
       try {
-        checkTrustProxy(app, this);
+        this.reader.checkApp?.(app, this);
       } catch {}
     }
     if (++this.watched >= WATCHED_REQUESTS) this.watching = false;

@@ -106,9 +106,15 @@ export interface RequestReader<Req> {
   trust?(req: Req): ProxyTrust | undefined;
   /**
    * The Express app or Fastify instance serving the request (`req.app`, `request.server`, under NestJS
-   * too): its trust-proxy setting is checked once, on the first request (checkTrustProxy).
+   * too): each app is checked once (`checkApp`), and limiters made per request are told by app.
    */
   app?(req: Req): unknown;
+  /**
+   * Checks the settings of an app `app` returned, on its first request, warning through `http`
+   * (frameworkReader: checkTrustProxy, Express's and Fastify's trust-proxy setting). The reader's, so a
+   * fetch handler, which has no app, does not carry the frameworks' checks.
+   */
+  checkApp?(app: unknown, http: { warn(code: WarningCode, detail?: string): boolean }): void;
   /** The client IP as the framework resolved it (Express `req.ip`, Fastify `request.ip`). */
   ip(req: Req): string | undefined;
   /**

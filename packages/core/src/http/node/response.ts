@@ -9,7 +9,7 @@ import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Decision } from '../../decision.js';
 import { giveBack } from '../adapter.js';
 import { type HttpHandler, type HttpOutcome, isGone, PROBLEM_CONTENT_TYPE } from '../handle.js';
-import { trustOf } from '../trust-proxy.js';
+import { checkTrustProxy, trustOf } from '../trust-proxy.js';
 import type { RequestReader } from '../types.js';
 import { WarningCodes } from '../validate.js';
 
@@ -60,6 +60,7 @@ export const frameworkReader: RequestReader<FrameworkRequest> = {
   previous: (req) => req.rateLimit,
   app: (req) => req.app ?? req.server,
   trust: (req) => trustOf(req.app ?? req.server),
+  checkApp: checkTrustProxy,
 };
 
 /**
