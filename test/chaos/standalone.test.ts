@@ -76,8 +76,8 @@ describeRedis('chaos on a standalone Redis', () => {
     // Stalled (SIGSTOP) from the moment marked to the moment marked: a CLIENT PAUSE began when its
     // command arrived, which at load 16 was well after the mark, and the degraded answers fell after
     // the window the test judged.
-    redis.pause();
     at.paused = Date.now();
+    redis.pause();
     await sleep(PAUSE_MS);
     redis.resume();
     at.unpaused = Date.now();
@@ -113,7 +113,12 @@ describeRedis('chaos on a standalone Redis', () => {
 
     it('degrades while Redis is killed, and decides on Redis within 2 s of its restart', () => {
       expect(sawDegraded(load, server(label), at.killed, at.restarted)).toBe(true);
-      expect(lateRecoveries(load, server(label), at.restarted, at.paused)).toEqual([]);
+      // A request in flight when Redis was stalled meets the stall: the window ends an answer's bound
+      // (storeTimeout + 100 ms) before it (CI on 387a5c2: degraded answers 3,027 ms after the restart,
+      // sent as the SIGSTOP came).
+      expect(lateRecoveries(load, server(label), at.restarted, at.paused - STORE_TIMEOUT_MS - 100)).toEqual(
+        [],
+      );
     });
 
     it('degrades while Redis is paused past storeTimeout, and decides on Redis within 2 s after', () => {
