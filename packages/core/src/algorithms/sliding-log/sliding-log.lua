@@ -30,7 +30,8 @@
 --   46-50  db bytes(4)              str32: the ring, opaque to MessagePack
 --   51-    cap entries of t(6) c(4), big-endian, `count` of them from index `head` on, wrapping
 -- 10 bytes an entry (the older format took about 11.5). A limit above 2^32 - 1 keeps the older
--- format, as a small one does; so does a call whose now is outside [0, 2^48) (year 10889).
+-- format, as a small one does; so does a call whose now is outside [0, 2^48) (year 10889), and a
+-- log that holds such a time (or a cost of 2^32 or more) until it has none (fits).
 
 local sub = string.sub
 local ROOM = 51
@@ -309,6 +310,17 @@ local function step(state, now, cost, limit, windowMs)
   return false, state, limit - used, resetMs, t + windowMs - now, 0, expiresAt
 end
 
+-- Whether a ring can hold every entry of a log: times in [0, LATEST), costs below 2^32. A log read
+-- in the older format may hold what it cannot: a time a caller's clock gave outside that range (a
+-- time in 6 bytes would wrap, or fail to encode), or a cost a limit above 2^32 - 1 charged.
+local function fits(log)
+  for i = 1, #log, 2 do
+    local t = log[i]
+    if t < 0 or t >= LATEST or log[i + 1] > 4294967295 then return false end
+  end
+  return true
+end
+
 local function save(key, next, now, cost, life, slack)
   if life <= 0 then
     call('DEL', key)
@@ -327,7 +339,7 @@ local function save(key, next, now, cost, life, slack)
   end
   if next == nil or not next.ring then
     -- A log (the older format read, or a refund's): written whole, as a ring exactly as large.
-    if now < 0 or now >= LATEST then
+    if now < 0 or now >= LATEST or not fits(next) then
       call('SET', key, cmsgpack.pack(next), 'PX', life + slack)
     else
       call('SET', key, ringOf(next, #next / 2, kept), 'PX', ttl)
