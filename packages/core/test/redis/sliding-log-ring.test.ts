@@ -258,6 +258,26 @@ return { redis.call('GET', KEYS[1]), cjson.encode(decode(redis.call('GET', KEYS[
     expect((await pexpires()) - before).toBeLessThan(calls / 2);
   });
 
+  test.each([10, 100])(
+    'at limit %i, a key of another type (a hash other code wrote) reads as none and is replaced, as MGET reads it',
+    async (limit) => {
+      const prefix = uniquePrefix('foreign');
+      const limiter = createLimiter({
+        prefix,
+        policies: [logPolicy(limit, '1s')],
+        store: new RedisStore({ client, clock: manualClock(START) }),
+      });
+      await limiter.consume('probe');
+      const key = (await client.keys(`${prefix}:*`))[0]!.replace('{probe}', '{s}');
+      await client.hset(key, 'field', '1');
+      const decision = await limiter.consume('s');
+      expect(decision.degraded).toBeUndefined();
+      expect([decision.allowed, decision.remaining]).toEqual([true, limit - 1]);
+      expect(await client.type(key)).toBe('string');
+      expect((await limiter.consume('s')).remaining).toBe(limit - 2);
+    },
+  );
+
   /**
    * A caller's clock outside what a ring's 6-byte times hold ([0, 2^48)) writes the older format; a
    * call back inside it then finds a log holding such a time, which a ring cannot hold either: the log

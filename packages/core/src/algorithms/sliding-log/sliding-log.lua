@@ -265,8 +265,10 @@ local function load(key, _, whole)
     if raw then return decode(raw) end
     return nil
   end
-  local head = call('GETRANGE', key, 0, ROOM - 1)
-  if head == '' then return nil end
+  -- A key of another type (not this twin's) reads as none, as the script's MGET reads it, and the
+  -- call's write replaces it: GETRANGE would fail every call on it.
+  local head = redis.pcall('GETRANGE', key, 0, ROOM - 1)
+  if type(head) ~= 'string' or head == '' then return nil end
   if sub(head, 1, 3) ~= MARK then return cmsgpack.unpack(call('GET', key)) end
   local newest, used, at, count, newestCost, kept, bytes = headerOf(head)
   return {
