@@ -278,6 +278,28 @@ return { redis.call('GET', KEYS[1]), cjson.encode(decode(redis.call('GET', KEYS[
     },
   );
 
+  test('a ring three quarters empty is written smaller: a burst that has left does not keep its room', async () => {
+    const clock = manualClock(START);
+    const prefix = uniquePrefix('shrink');
+    const policies = [logPolicy(2000, '1s')];
+    const onRedis = createLimiter({ prefix, policies, store: new RedisStore({ client, clock }) });
+    const inMemory = createLimiter({ policies, store: new MemoryStore({ clock }) });
+    const both = async () =>
+      expect(strip(await onRedis.consume('s'))).toEqual(strip(await inMemory.consume('s')));
+    for (let i = 0; i < 1500; i++) {
+      await both();
+      clock.advance(i % 2);
+    }
+    const key = (await client.keys(`${prefix}:*`))[0]!;
+    expect(await client.strlen(key)).toBeGreaterThan(10 * 750);
+    // One call every 300 ms for a minute: at most four entries in the window.
+    for (let i = 0; i < 200; i++) {
+      clock.advance(300);
+      await both();
+    }
+    expect(await client.strlen(key)).toBeLessThanOrEqual(51 + 10 * 64);
+  });
+
   /**
    * A caller's clock outside what a ring's 6-byte times hold ([0, 2^48)) writes the older format; a
    * call back inside it then finds a log holding such a time, which a ring cannot hold either: the log

@@ -43,6 +43,8 @@ local MARK = '\148\0\0'
 -- full log (script time a call, whole against ring in one run): 20.0 against 28.7 us at limit 10,
 -- 37.1 against 24.0 at 100; level near 40 entries.
 local SMALL = 48
+-- A ring of more entries than this is written smaller once three quarters of it are empty.
+local SHRINK_ABOVE = 64
 
 -- Index of the first entry still inside the window (entries at or before `oldest` have left).
 local function live(state, oldest)
@@ -354,11 +356,14 @@ local function save(key, next, now, cost, life, slack)
   local count = ring.count - ring.dropped
   local used = ring.left + cost
   local merged = count > 0 and ring.newest == now
-  if count == cap and not merged then
+  local shrinks = cap > SHRINK_ABOVE and 4 * (count + 1) <= cap
+  if (count == cap or shrinks) and not merged then
     -- Full: written whole, unrolled into a ring twice as large, up to `limit` entries (an allowed
-    -- call finds fewer: every entry costs at least 1).
+    -- call finds fewer: every entry costs at least 1). Three quarters empty (a burst that has left):
+    -- twice as large as its entries, so that a key used now and then does not keep a burst's room.
     local log = charged(ring, now, cost)
     local grown = math.min(2 * cap, limit)
+    if shrinks then grown = 2 * (count + 1) end
     if grown < count + 1 then grown = count + 1 end
     call('SET', key, ringOf(log, grown, kept), 'PX', ttl)
     return
