@@ -257,6 +257,83 @@ return { redis.call('GET', KEYS[1]), cjson.encode(decode(redis.call('GET', KEYS[
     expect(calls).toBeGreaterThan(20);
     expect((await pexpires()) - before).toBeLessThan(calls / 2);
   });
+
+  test.each([10, 100])(
+    'at limit %i, a key of another type (a hash other code wrote) reads as none and is replaced, as MGET reads it',
+    async (limit) => {
+      const prefix = uniquePrefix('foreign');
+      const limiter = createLimiter({
+        prefix,
+        policies: [logPolicy(limit, '1s')],
+        store: new RedisStore({ client, clock: manualClock(START) }),
+      });
+      await limiter.consume('probe');
+      const key = (await client.keys(`${prefix}:*`))[0]!.replace('{probe}', '{s}');
+      await client.hset(key, 'field', '1');
+      const decision = await limiter.consume('s');
+      expect(decision.degraded).toBeUndefined();
+      expect([decision.allowed, decision.remaining]).toEqual([true, limit - 1]);
+      expect(await client.type(key)).toBe('string');
+      expect((await limiter.consume('s')).remaining).toBe(limit - 2);
+    },
+  );
+
+  test('a ring three quarters empty is written smaller: a burst that has left does not keep its room', async () => {
+    const clock = manualClock(START);
+    const prefix = uniquePrefix('shrink');
+    const policies = [logPolicy(2000, '1s')];
+    const onRedis = createLimiter({ prefix, policies, store: new RedisStore({ client, clock }) });
+    const inMemory = createLimiter({ policies, store: new MemoryStore({ clock }) });
+    const both = async () =>
+      expect(strip(await onRedis.consume('s'))).toEqual(strip(await inMemory.consume('s')));
+    for (let i = 0; i < 1500; i++) {
+      await both();
+      clock.advance(i % 2);
+    }
+    const key = (await client.keys(`${prefix}:*`))[0]!;
+    expect(await client.strlen(key)).toBeGreaterThan(10 * 750);
+    // One call every 300 ms for a minute: at most four entries in the window.
+    for (let i = 0; i < 200; i++) {
+      clock.advance(300);
+      await both();
+    }
+    expect(await client.strlen(key)).toBeLessThanOrEqual(51 + 10 * 64);
+  });
+
+  /**
+   * A caller's clock outside what a ring's 6-byte times hold ([0, 2^48)) writes the older format; a
+   * call back inside it then finds a log holding such a time, which a ring cannot hold either: the log
+   * stays in the older format rather than wrap the time (struct) or fail the call (plain Lua).
+   */
+  test.each([
+    ['before 1970', -5, 10, 2000],
+    ['from 2^48 on', 2 ** 48 + 5, 2 ** 48 - 5, 2 ** 48 + 2000],
+  ])(
+    'a log holding a time %s, charged again inside the range, decides as MemoryStore',
+    async (_, first, second, later) => {
+      const prefix = uniquePrefix('range');
+      const options = { name: 'range', policies: [logPolicy(60, '1s')] };
+      const clock = manualClock(first);
+      const onRedis = createLimiter({ ...options, prefix, store: new RedisStore({ client, clock }) });
+      const inMemory = createLimiter({ ...options, store: new MemoryStore({ clock }) });
+      const both = async (cost: number, peek = false) => {
+        const op = peek ? 'peek' : 'consume';
+        const [r, m] = [strip(await onRedis[op]('s', { cost })), strip(await inMemory[op]('s', { cost }))];
+        expect(r).toEqual(m);
+        return r;
+      };
+      expect((await both(30)).allowed).toBe(true);
+      clock.set(second);
+      expect((await both(1)).allowed).toBe(true);
+      // The first charge is still inside the window: 29 more fit, not 30.
+      clock.set(second + 1);
+      expect((await both(30)).allowed).toBe(false);
+      expect((await both(29)).allowed).toBe(true);
+      // Every charge has left the window.
+      clock.set(later);
+      expect((await both(60, true)).remaining).toBe(60);
+    },
+  );
 });
 
 describeRedis('sliding log on Redis: a limit changed on the same key', () => {
@@ -269,23 +346,27 @@ describeRedis('sliding log on Redis: a limit changed on the same key', () => {
 
   afterAll(closeClients);
 
-  test.each([
-    [200, 60],
-    [200, 10],
-    [10, 200],
-    [60, 100],
-  ])('from limit %i to %i and back, as MemoryStore', async (wide, narrow) => {
+  /** Limiters of one name and policy name (one key per subject), of the limit given, on Redis or in memory. */
+  function sameKey(window: string) {
     const prefix = uniquePrefix('limits');
     const clock = manualClock(START);
     const make = (limit: number, store: RedisStore | MemoryStore) =>
       createLimiter({
         name: 'l',
         prefix,
-        policies: [{ name: 'p', limit, window: '80ms', algorithm: 'sliding-log' }],
+        policies: [{ name: 'p', limit, window, algorithm: 'sliding-log' }],
         store,
       });
-    const redis = new RedisStore({ client, clock });
-    const memory = new MemoryStore({ clock });
+    return { make, clock, redis: new RedisStore({ client, clock }), memory: new MemoryStore({ clock }) };
+  }
+
+  test.each([
+    [200, 60],
+    [200, 10],
+    [10, 200],
+    [60, 100],
+  ])('from limit %i to %i and back, as MemoryStore', async (wide, narrow) => {
+    const { make, redis, memory, clock } = sameKey('80ms');
     const onRedis = [make(wide, redis), make(narrow, redis)];
     const inMemory = [make(wide, memory), make(narrow, memory)];
     let which = 0;
@@ -296,6 +377,26 @@ describeRedis('sliding log on Redis: a limit changed on the same key', () => {
         strip(await inMemory[which]!.consume('s', { cost })),
       );
       clock.advance(i % 4);
+    }
+    expect(warned.codes).toContain('ERR_SLUICE_NAME_REUSE');
+  });
+
+  test('a cost of 2^32 or more that a limit above 2^32 - 1 charged is not written into a ring by a refund of a ring policy', async () => {
+    const { make, redis, memory, clock } = sameKey('1s');
+    const [ringR, wideR] = [make(100, redis), make(2 ** 40, redis)];
+    const [ringM, wideM] = [make(100, memory), make(2 ** 40, memory)];
+    const small = [await ringR.consume('s'), await ringM.consume('s')];
+    clock.advance(1);
+    expect(strip(await wideR.consume('s', { cost: 2 ** 32 + 5 }))).toEqual(
+      strip(await wideM.consume('s', { cost: 2 ** 32 + 5 })),
+    );
+    clock.advance(1);
+    // Written back by the ring policy's refund: the wide cost must stay whole.
+    await small[0]!.refund!();
+    await small[1]!.refund!();
+    for (const advance of [1, 998, 1, 500]) {
+      clock.advance(advance);
+      expect(strip(await ringR.consume('s'))).toEqual(strip(await ringM.consume('s')));
     }
     expect(warned.codes).toContain('ERR_SLUICE_NAME_REUSE');
   });

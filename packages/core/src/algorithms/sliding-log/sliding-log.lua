@@ -30,7 +30,8 @@
 --   46-50  db bytes(4)              str32: the ring, opaque to MessagePack
 --   51-    cap entries of t(6) c(4), big-endian, `count` of them from index `head` on, wrapping
 -- 10 bytes an entry (the older format took about 11.5). A limit above 2^32 - 1 keeps the older
--- format, as a small one does; so does a call whose now is outside [0, 2^48) (year 10889).
+-- format, as a small one does; so does a call whose now is outside [0, 2^48) (year 10889), and a
+-- log that holds such a time (or a cost of 2^32 or more) until it has none (fits).
 
 local sub = string.sub
 local ROOM = 51
@@ -42,6 +43,8 @@ local MARK = '\148\0\0'
 -- full log (script time a call, whole against ring in one run): 20.0 against 28.7 us at limit 10,
 -- 37.1 against 24.0 at 100; level near 40 entries.
 local SMALL = 48
+-- A ring of more entries than this is written smaller once three quarters of it are empty.
+local SHRINK_ABOVE = 64
 
 -- Index of the first entry still inside the window (entries at or before `oldest` have left).
 local function live(state, oldest)
@@ -264,8 +267,10 @@ local function load(key, _, whole)
     if raw then return decode(raw) end
     return nil
   end
-  local head = call('GETRANGE', key, 0, ROOM - 1)
-  if head == '' then return nil end
+  -- A key of another type (not this twin's) reads as none, as the script's MGET reads it, and the
+  -- call's write replaces it: GETRANGE would fail every call on it.
+  local head = redis.pcall('GETRANGE', key, 0, ROOM - 1)
+  if type(head) ~= 'string' or head == '' then return nil end
   if sub(head, 1, 3) ~= MARK then return cmsgpack.unpack(call('GET', key)) end
   local newest, used, at, count, newestCost, kept, bytes = headerOf(head)
   return {
@@ -309,6 +314,17 @@ local function step(state, now, cost, limit, windowMs)
   return false, state, limit - used, resetMs, t + windowMs - now, 0, expiresAt
 end
 
+-- Whether a ring can hold every entry of a log: times in [0, LATEST), costs below 2^32. A log read
+-- in the older format may hold what it cannot: a time a caller's clock gave outside that range (a
+-- time in 6 bytes would wrap, or fail to encode), or a cost a limit above 2^32 - 1 charged.
+local function fits(log)
+  for i = 1, #log, 2 do
+    local t = log[i]
+    if t < 0 or t >= LATEST or log[i + 1] > 4294967295 then return false end
+  end
+  return true
+end
+
 local function save(key, next, now, cost, life, slack)
   if life <= 0 then
     call('DEL', key)
@@ -327,7 +343,7 @@ local function save(key, next, now, cost, life, slack)
   end
   if next == nil or not next.ring then
     -- A log (the older format read, or a refund's): written whole, as a ring exactly as large.
-    if now < 0 or now >= LATEST then
+    if now < 0 or now >= LATEST or not fits(next) then
       call('SET', key, cmsgpack.pack(next), 'PX', life + slack)
     else
       call('SET', key, ringOf(next, #next / 2, kept), 'PX', ttl)
@@ -340,11 +356,14 @@ local function save(key, next, now, cost, life, slack)
   local count = ring.count - ring.dropped
   local used = ring.left + cost
   local merged = count > 0 and ring.newest == now
-  if count == cap and not merged then
+  local shrinks = cap > SHRINK_ABOVE and 4 * (count + 1) <= cap
+  if (count == cap or shrinks) and not merged then
     -- Full: written whole, unrolled into a ring twice as large, up to `limit` entries (an allowed
-    -- call finds fewer: every entry costs at least 1).
+    -- call finds fewer: every entry costs at least 1). Three quarters empty (a burst that has left):
+    -- twice as large as its entries, so that a key used now and then does not keep a burst's room.
     local log = charged(ring, now, cost)
     local grown = math.min(2 * cap, limit)
+    if shrinks then grown = 2 * (count + 1) end
     if grown < count + 1 then grown = count + 1 end
     call('SET', key, ringOf(log, grown, kept), 'PX', ttl)
     return

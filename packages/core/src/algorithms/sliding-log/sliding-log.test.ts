@@ -162,6 +162,35 @@ describe('sliding-log ring (record, in place)', () => {
     expect(grownWrapped).toBeGreaterThan(5);
   });
 
+  it('makes a ring three quarters empty smaller: a burst that has left does not keep its room', () => {
+    const random = seeded(33);
+    const int = (n: number) => Math.floor(random() * n);
+    let shrunk = 0;
+    const p = { limit: 400, windowMs: 500, burst: 400 };
+    let slot: number[] | undefined;
+    let copy: number[] | undefined;
+    let now = 1_000;
+    for (let call = 0; call < 6000; call++) {
+      // Bursts of calls a millisecond apart, then quiet spells of one call now and then.
+      now += Math.floor(call / 300) % 2 === 0 ? 1 : 20 + int(20);
+      const cost = 1 + int(2);
+      const byCopy = stepOf(slidingLog, copy, now, cost, p);
+      const { next: _n, ...expected } = byCopy;
+      expect(slidingLog.step(slot, AT, now, cost, p, 0, IN_PLACE)).toEqual(expected);
+      if (!byCopy.allowed) continue;
+      copy = byCopy.next;
+      if (slot === undefined) slot = [0, 0, ...byCopy.next!];
+      else {
+        const cap = (slot.length - AT - 3) / 2;
+        slot = slidingLog.record!(slot, AT, now, cost, p);
+        if ((slot.length - AT - 3) / 2 < cap) shrunk++;
+      }
+      expect(unrolled(slot, AT)).toEqual(unrolled(copy!, 0));
+      expect((slot.length - AT - 3) / 2).toBeLessThanOrEqual(Math.max(64, 4 * slot[AT + 2]!));
+    }
+    expect(shrunk).toBeGreaterThan(5);
+  });
+
   it('grows a full ring that wraps, keeping its order', () => {
     const p = { limit: 8, windowMs: 4, burst: 8 };
     let slot = [0, 0, ...stepOf(slidingLog, undefined, 0, 1, p).next!];

@@ -11,12 +11,15 @@ import lua from './sliding-log.lua';
  * itself at the back: `record` does both in place, in a time that does not grow with the log, where
  * a copy of the log per call cost 200x more at limit 10,000 than at 10 (issue 32 target 4). The
  * `next` a step writes is the same log unrolled (head 0, a ring exactly as large as its entries); a
- * ring that `record` finds full is unrolled into one twice as large, up to `limit` entries.
+ * ring that `record` finds full is unrolled into one twice as large, up to `limit` entries, and one of
+ * more than SHRINK_ABOVE entries three quarters empty into one twice as large as its entries.
  */
 const HEADER = 3;
 const USED = 0;
 const HEAD = 1;
 const COUNT = 2;
+/** A ring of more entries than this is made smaller once three quarters of it are empty. */
+const SHRINK_ABOVE = 64;
 
 export const slidingLog: Algorithm = {
   name: 'sliding-log',
@@ -121,24 +124,26 @@ export const slidingLog: Algorithm = {
         return slot;
       }
     }
-    if (count === cap) {
+    const shrinks = cap > SHRINK_ABOVE && 4 * (count + 1) <= cap;
+    if (count === cap || shrinks) {
       // Full: a ring twice as large, up to `limit` entries (an allowed call finds fewer: every entry
-      // costs at least 1), unrolled (head 0) into an array of exactly its size: made longer in place,
-      // V8 would reserve half as much again.
-      const grown = Math.max(Math.min(2 * cap, limit), cap + 1);
-      const larger = slot
-        .slice(0, ring)
-        .concat(
-          slot.slice(ring + 2 * head),
-          slot.slice(ring, ring + 2 * head),
-          new Array(2 * (grown - cap)).fill(0),
-        );
-      larger[at + USED] = used + cost;
-      larger[at + HEAD] = 0;
-      larger[at + COUNT] = count + 1;
-      larger[ring + 2 * count] = now;
-      larger[ring + 2 * count + 1] = cost;
-      return larger;
+      // costs at least 1). Three quarters empty (a burst that has left): twice as large as its
+      // entries, so that a key used now and then does not keep a burst's room for as long as it lives
+      // (a copy of `count` entries, once at least as many have left). Unrolled (head 0) into an array
+      // of exactly its size: made longer in place, V8 would reserve half as much again.
+      const size = shrinks ? 2 * (count + 1) : Math.max(Math.min(2 * cap, limit), cap + 1);
+      const end = head + count;
+      const entries =
+        end <= cap
+          ? slot.slice(ring + 2 * head, ring + 2 * end)
+          : slot.slice(ring + 2 * head).concat(slot.slice(ring, ring + 2 * (end - cap)));
+      const moved = slot.slice(0, ring).concat(entries, new Array(2 * (size - count)).fill(0));
+      moved[at + USED] = used + cost;
+      moved[at + HEAD] = 0;
+      moved[at + COUNT] = count + 1;
+      moved[ring + 2 * count] = now;
+      moved[ring + 2 * count + 1] = cost;
+      return moved;
     }
     const tail = ring + 2 * ((head + count) % cap);
     slot[tail] = now;
