@@ -1,4 +1,8 @@
+import { createRequire } from 'node:module';
 import { defineConfig } from 'tsup';
+
+// CommonJS, shared with the test loaders; tsup bundles this file as ESM, which cannot import it directly.
+const { luaPlugin } = createRequire(import.meta.url)('../../scripts/lua-text.cjs');
 
 export default defineConfig({
   entry: {
@@ -13,6 +17,8 @@ export default defineConfig({
   dts: true,
   clean: true,
   target: 'node20',
-  loader: { '.lua': 'text', '.sql': 'text' },
+  // The Lua twins and the Redis script as shipped (scripts/lua-text.cjs): what the tests run.
+  esbuildPlugins: [luaPlugin],
+  loader: { '.sql': 'text' },
   tsconfig: 'tsconfig.build.json',
 });

@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { transformSync } from '@swc/core';
+import { textOf } from '../../scripts/lua-text.cjs';
 
 const root = new URL('../../', import.meta.url);
 const ALIASES = {
@@ -38,7 +39,7 @@ export async function load(url, context, nextLoad) {
     return { format: 'module', source: code, shortCircuit: true };
   }
   if (url.endsWith('.lua') || url.endsWith('.sql')) {
-    const text = readFileSync(fileURLToPath(url), 'utf8');
+    const text = textOf(url, readFileSync(fileURLToPath(url), 'utf8'));
     return { format: 'module', source: `export default ${JSON.stringify(text)};`, shortCircuit: true };
   }
   return nextLoad(url, context);

@@ -5,7 +5,8 @@
  * under test, built.
  */
 import { resolve } from 'node:path';
-import { build, type Metafile } from 'esbuild';
+import { build, type Metafile, type Plugin } from 'esbuild';
+import { luaPlugin } from '../../scripts/lua-text.cjs';
 
 const root = resolve(__dirname, '../..');
 
@@ -37,7 +38,8 @@ export async function bundleForEdge(contents: string, minify = false, globalName
     minify,
     metafile: true,
     alias: sources,
-    loader: { '.lua': 'text', '.sql': 'text' },
+    loader: { '.sql': 'text' },
+    plugins: [luaPlugin as Plugin],
     logLevel: 'silent',
     // The root tsconfig maps @sluice/* to Node's entries; `alias` above says which entry an edge gets.
     tsconfigRaw: {},

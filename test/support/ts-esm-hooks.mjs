@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { textOf } from '../../scripts/lua-text.cjs';
 
 const { transformSync } = createRequire(import.meta.url)('@swc/core');
 const root = new URL('../../', import.meta.url);
@@ -30,7 +31,7 @@ export async function resolve(specifier, context, next) {
 
 export async function load(url, context, next) {
   if (url.endsWith('.lua') || url.endsWith('.sql')) {
-    const text = readFileSync(new URL(url), 'utf8');
+    const text = textOf(url, readFileSync(new URL(url), 'utf8'));
     return { format: 'module', source: `export default ${JSON.stringify(text)};`, shortCircuit: true };
   }
   if (!url.endsWith('.ts')) return next(url, context);

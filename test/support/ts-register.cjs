@@ -5,6 +5,7 @@ const Module = require('node:module');
 const fs = require('node:fs');
 const path = require('node:path');
 const { transformSync } = require('@swc/core');
+const { textOf } = require('../../scripts/lua-text.cjs');
 
 const root = path.resolve(__dirname, '../..');
 const aliases = {
@@ -33,7 +34,7 @@ Module._extensions['.ts'] = (module, filename) => {
 
 // Lua and SQL twins: a string, which SWC's import interop turns into the default export.
 Module._extensions['.lua'] = Module._extensions['.sql'] = (module, filename) => {
-  module.exports = fs.readFileSync(filename, 'utf8');
+  module.exports = textOf(filename, fs.readFileSync(filename, 'utf8'));
 };
 
 // Run as a launcher: the module named first runs as the child's main module.
