@@ -1,6 +1,7 @@
 import { createLimiter, PostgresStore, RedisStore, type Store } from '@sluice/core';
 import pg from 'pg';
 import { ADAPTERS_AND_BACKENDS, closeClients, sharedClient } from '../../packages/core/test/redis/clients.js';
+import { busy } from '../support/clock.js';
 import { describePostgres, type ServerProcess, startPostgres } from '../support/postgres.js';
 import { describeRedis } from '../support/redis.js';
 
@@ -13,13 +14,6 @@ import { describeRedis } from '../support/redis.js';
  */
 const BUSY_MS = 300;
 const STORE_TIMEOUT_MS = 100;
-
-function busy(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // The event loop is held, as by a long synchronous task.
-  }
-}
 
 async function throughBusyLoop(store: Store): Promise<{ allowed: number; degraded: number }> {
   // Named: the warm-up limiter and the measured one share the store on purpose (ERR_SLUICE_NAME_REUSE).

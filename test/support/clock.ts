@@ -31,3 +31,11 @@ export async function inOneWindow<T>(windowMs: number, burst: (attempt: number) 
   if (Math.floor(began / windowMs) === Math.floor(Date.now() / windowMs)) return first;
   return burst(1);
 }
+
+/** Holds the event loop for `ms`, as a long synchronous task (or a process the machine starved) does. */
+export function busy(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // held
+  }
+}

@@ -164,8 +164,8 @@ export class Deadlines {
 
   /**
    * Each call in flight not given time before gets, from now, as long as the stall took (at most
-   * GIVE_BACK_SHARE of timeoutMs). Deadlines rise to one floor: their FIFO order holds. Calls made this turn are not in
-   * flight yet (their deadline is still to be stamped).
+   * GIVE_BACK_SHARE of timeoutMs). Deadlines rise to one floor: their FIFO order holds. Calls made
+   * this turn are not in flight yet (their deadline is still to be stamped).
    */
   private giveBack(head: Waiter, now: number, stallMs: number): void {
     const floor = now + Math.min(stallMs, this.timeoutMs * GIVE_BACK_SHARE);

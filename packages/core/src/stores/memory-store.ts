@@ -191,19 +191,12 @@ export class MemoryStore implements Store {
       for (let i = 0; i < policies.length; i++) {
         const policy = policies[i]!;
         const result = results[i]!;
+        const key = policy.scope === 'global' ? '' : call.subject;
         if (nexts[i] === IN_PLACE) {
-          const subject = policy.scope === 'global' ? '' : call.subject;
-          this.record(policy, spaces[i]!, subject, slots[i]!, call.cost, result.expiresAt, now);
+          this.record(policy, spaces[i]!, key, slots[i]!, call.cost, result.expiresAt, now);
           continue;
         }
-        this.write(
-          spaces[i]!,
-          policy.scope === 'global' ? '' : call.subject,
-          slots[i],
-          this.nexts[i]!,
-          result.expiresAt,
-          now,
-        );
+        this.write(spaces[i]!, key, slots[i], this.nexts[i]!, result.expiresAt, now);
       }
     }
     return { now, steps };

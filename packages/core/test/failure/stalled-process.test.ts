@@ -1,4 +1,5 @@
 import { createLimiter } from '@sluice/core';
+import { busy } from '../../../../test/support/clock.js';
 import { expectOnlyWarnings } from '../../../../test/support/warnings.js';
 import { ControlledStore } from './controlled-store.js';
 import { track, watchUnhandledRejections } from './promises.js';
@@ -12,15 +13,12 @@ afterEach(() => expect(unhandled).toEqual([]));
 const STORE_TIMEOUT_MS = 100;
 const BUSY_MS = 300;
 
-/** Holds the event loop, as a long synchronous task or a starved process does. */
-function busy(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // held
-  }
-}
-
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Until `call` has settled, looking every 5 ms (real timers). */
+async function settled(call: { settled: boolean }): Promise<void> {
+  while (!call.settled) await new Promise((resolve) => setTimeout(resolve, 5));
+}
 
 /**
  * Real timers: a stall is a timer firing late, which fake timers never do. The store answers a few
@@ -39,7 +37,7 @@ describe('a process stalled across a deadline', () => {
     await turn();
     busy(BUSY_MS);
     setTimeout(() => store.answerHung('resolve'), 5);
-    while (!call.settled) await new Promise((resolve) => setTimeout(resolve, 5));
+    await settled(call);
     expect(call.value).toMatchObject({ allowed: true, remaining: 4 });
     expect(call.value?.degraded).toBeUndefined();
   });
@@ -59,7 +57,7 @@ describe('a process stalled across a deadline', () => {
     await turn();
     busy(BUSY_MS);
     const resumed = performance.now();
-    while (!call.settled) await new Promise((resolve) => setTimeout(resolve, 5));
+    await settled(call);
     expect(call.value).toMatchObject({ allowed: false, degraded: true, reason: 'store-error' });
     // At most a quarter of storeTimeout given back, and the process's own lateness since (it is a
     // bound on this process, so measured from when it ran again: generous for a loaded machine).
