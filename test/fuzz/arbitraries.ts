@@ -1,5 +1,5 @@
 import { type AlgorithmName, MemoryStore } from '@sluice/core';
-import fc from 'fast-check';
+import fc from '../support/fast-check.js';
 import { ALGORITHMS } from './traces.js';
 
 /**

@@ -1,9 +1,9 @@
 import { createLimiter, ErrorCodes, SluiceConfigError } from '@sluice/core';
 import { sluice } from '@sluice/fastify';
-import fc from 'fast-check';
 import { frameworks } from '../../packages/fastify/test/frameworks.js';
 import { eachFramework } from '../adapters/frameworks.js';
 import { get } from '../adapters/support.js';
+import fc from '../support/fast-check.js';
 import { recordWarnings } from '../support/warnings.js';
 import { anyLimiterOptions, junk, validLimiterOptions } from './arbitraries.js';
 

@@ -1,6 +1,6 @@
 import { MemoryStore, type Store } from '@sluice/core';
-import fc from 'fast-check';
 import { NUM_RUNS } from '../../packages/core/test/arbitraries.js';
+import fc from '../support/fast-check.js';
 import { allowWarnings } from '../support/warnings.js';
 import { ALGORITHMS, neverOverTheLimit, onePolicy, severalPolicies } from './traces.js';
 

@@ -1,5 +1,4 @@
 import { RedisStore } from '@sluice/core';
-import fc from 'fast-check';
 import type { Cluster, Redis } from 'ioredis';
 import {
   closeClients,
@@ -7,6 +6,7 @@ import {
   standaloneClient,
   uniquePrefix,
 } from '../../packages/core/test/redis/clients.js';
+import fc from '../support/fast-check.js';
 import { describeRedis, sharedCluster, sharedRedis } from '../support/redis.js';
 import { allowWarnings } from '../support/warnings.js';
 import { ALGORITHMS, neverOverTheLimit, onePolicy, type Placement, severalPolicies } from './traces.js';

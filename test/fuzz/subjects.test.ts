@@ -1,7 +1,7 @@
 import { createHttpHandler, type HttpOptions } from '@sluice/core';
-import fc from 'fast-check';
 import { encodeSubject } from '../../packages/core/src/keys.js';
 import { type FakeRequest, fakeReader } from '../../packages/core/test/http/support.js';
+import fc from '../support/fast-check.js';
 import { recordWarnings } from '../support/warnings.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { AlgorithmName, Decision, LimiterOptions, Policy } from '@sluice/core';
 import { createLimiter } from '@sluice/core';
 import { type ManualClock, runTrace, type TraceStep } from '@sluice/core/testing';
-import fc from 'fast-check';
 import { policyOf, startOf, traceOf } from '../../packages/core/test/arbitraries.js';
+import fc from '../support/fast-check.js';
 import { firstBreach } from './guarantees.js';
 
 /**

@@ -1,5 +1,4 @@
 import { createLimiter, type Policy, type RedisClient, RedisStore } from '@sluice/core';
-import fc from 'fast-check';
 import { digest, encodeSubject } from '../../packages/core/src/keys.js';
 import {
   CLIENTS_AND_BACKENDS,
@@ -7,6 +6,7 @@ import {
   sharedClient,
   uniquePrefix,
 } from '../../packages/core/test/redis/clients.js';
+import fc from '../support/fast-check.js';
 import { describeRedis } from '../support/redis.js';
 import { FRAMEWORKS, statuses } from './servers.js';
 

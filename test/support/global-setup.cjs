@@ -33,6 +33,8 @@ function selectsRedis(globalConfig, projectConfig) {
 }
 
 module.exports = async (globalConfig, projectConfig) => {
+  // One fast-check seed for the run's workers (test/support/fast-check.ts), so a failure can be drawn again.
+  process.env.SLUICE_FC_SEED ??= String((Math.random() * 2 ** 31) | 0);
   if (!selectsRedis(globalConfig, projectConfig) || redisMissing() !== undefined) return;
   const [standalone, cluster] = await Promise.all([
     process.env.REDIS_URL ? undefined : startRedis(),

@@ -40,7 +40,9 @@ function check(where: string): void {
   throw new Error(
     `${list.length} SluiceWarning(s) ${where} that no test captured:\n${list.join('\n')}\n` +
       'Capture an expected warning (recordWarnings in test/support/warnings.ts) and assert its code, or ' +
-      "turn an incidental one off with the limiter's `validate` option.",
+      "turn an incidental one off with the limiter's `validate` option." +
+      // A fuzzed draw may have made it: fast-check never sees a failure after its property passed.
+      (process.env.SLUICE_FC_SEED ? `\nDrawn again with SLUICE_FC_SEED=${process.env.SLUICE_FC_SEED}.` : ''),
   );
 }
 

@@ -1,6 +1,6 @@
 import { type AlgorithmName, MemoryStore, type Policy } from '@sluice/core';
 import type { TraceStep } from '@sluice/core/testing';
-import fc from 'fast-check';
+import fc from '../../../test/support/fast-check.js';
 import { bucketAlgorithms } from '../src/algorithms/index.js';
 
 /** Property tests run on 2 shared cores: enough cases to find a wrong boundary, few enough to stay fast. */

@@ -1,5 +1,5 @@
 import { createLimiter, MemoryStore, type Store, type StoreCall } from '@sluice/core';
-import fc from 'fast-check';
+import fc from '../../../test/support/fast-check.js';
 import { credentialDigest, digest, encodeName, encodeSubject, policyNamespace } from '../src/keys.js';
 
 /** Strings rich in the characters that matter to keys: braces, separators, escapes, unicode, long runs. */

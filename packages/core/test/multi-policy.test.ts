@@ -1,6 +1,6 @@
 import { createLimiter, type Decision, MemoryStore, type Policy } from '@sluice/core';
 import { manualClock, referenceTrace, runTrace, type TraceStep } from '@sluice/core/testing';
-import fc from 'fast-check';
+import fc from '../../../test/support/fast-check.js';
 import { allowWarnings } from '../../../test/support/warnings.js';
 import { algorithmNames } from '../src/algorithms/index.js';
 import { NUM_RUNS, policyOf, startOf, storeOf, traceOf } from './arbitraries.js';

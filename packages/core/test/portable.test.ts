@@ -4,7 +4,7 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import { BlockList, isIP as nodeIsIP } from 'node:net';
-import fc from 'fast-check';
+import fc from '../../../test/support/fast-check.js';
 import { AddressList } from '../src/http/address-list.js';
 import { clientAddress } from '../src/http/ip.js';
 import { isIP } from '../src/http/ip-syntax.js';

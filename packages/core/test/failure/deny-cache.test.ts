@@ -1,6 +1,6 @@
 import { type AlgorithmName, createLimiter, type Decision, MemoryStore, type Policy } from '@sluice/core';
 import { manualClock } from '@sluice/core/testing';
-import fc from 'fast-check';
+import fc from '../../../../test/support/fast-check.js';
 import { allowWarnings } from '../../../../test/support/warnings.js';
 import { DenyCache } from '../../src/stores/deny-cache.js';
 import { ControlledStore } from './controlled-store.js';

@@ -1,4 +1,4 @@
-import fc from 'fast-check';
+import fc from '../../../../test/support/fast-check.js';
 import { addressOf, clientAddress } from '../../src/http/ip.js';
 
 describe('clientAddress', () => {
