@@ -21,6 +21,11 @@ import { closeClients, clusterClient, standaloneClient, uniquePrefix } from './c
  * the encoders with and without Redis's struct library, and the key's TTL under Redis TIME.
  */
 const START = 1_700_000_000_000;
+/**
+ * Limiters on Redis wait for its answer: past the default 250 ms (a loaded machine) a call would be
+ * decided in process, which is not what these compare (failed so under CI on 674771e).
+ */
+const WAIT = { storeTimeout: '30s' } as const;
 const MARK = Buffer.from([0x94, 0, 0]);
 /** A decision as data. */
 const strip = ({ refund: _r, release: _l, ...d }: Awaited<ReturnType<Limiter['consume']>>) => d;
@@ -53,7 +58,8 @@ describeRedis('sliding log on Redis: the ring', () => {
     const options = { name: 'ring', policies };
     const at = { start: START };
     const onRedis = await runTrace(
-      (clock) => createLimiter({ ...options, prefix, store: new RedisStore({ client: redis, clock }) }),
+      (clock) =>
+        createLimiter({ ...WAIT, ...options, prefix, store: new RedisStore({ client: redis, clock }) }),
       trace,
       at,
     );
@@ -121,6 +127,7 @@ describeRedis('sliding log on Redis: the ring', () => {
     const clock = manualClock(START);
     const prefix = uniquePrefix('wrap');
     const limiter = createLimiter({
+      ...WAIT,
       prefix,
       policies: [logPolicy(200, '50ms')],
       store: new RedisStore({ client, clock }),
@@ -162,7 +169,7 @@ describeRedis('sliding log on Redis: the ring', () => {
     const clock = manualClock(START + 1000);
     const prefix = uniquePrefix('old');
     const options = { policies: [logPolicy(100, '1s')] };
-    const limiter = createLimiter({ ...options, prefix, store: new RedisStore({ client, clock }) });
+    const limiter = createLimiter({ ...WAIT, ...options, prefix, store: new RedisStore({ client, clock }) });
     // The key of subject 's', named after the key of another subject.
     await limiter.consume('probe');
     const key = (await client.keys(`${prefix}:*`))[0]!.replace('{probe}', '{s}');
@@ -229,6 +236,7 @@ return { redis.call('GET', KEYS[1]), cjson.encode(decode(redis.call('GET', KEYS[
   test('under Redis TIME a ring key lives until its log stops mattering, its TTL written about once a window', async () => {
     const prefix = uniquePrefix('ttl');
     const limiter = createLimiter({
+      ...WAIT,
       prefix,
       policies: [logPolicy(500, '300ms')],
       store: new RedisStore({ client }),
@@ -263,6 +271,7 @@ return { redis.call('GET', KEYS[1]), cjson.encode(decode(redis.call('GET', KEYS[
     async (limit) => {
       const prefix = uniquePrefix('foreign');
       const limiter = createLimiter({
+        ...WAIT,
         prefix,
         policies: [logPolicy(limit, '1s')],
         store: new RedisStore({ client, clock: manualClock(START) }),
@@ -282,7 +291,7 @@ return { redis.call('GET', KEYS[1]), cjson.encode(decode(redis.call('GET', KEYS[
     const clock = manualClock(START);
     const prefix = uniquePrefix('shrink');
     const policies = [logPolicy(2000, '1s')];
-    const onRedis = createLimiter({ prefix, policies, store: new RedisStore({ client, clock }) });
+    const onRedis = createLimiter({ ...WAIT, prefix, policies, store: new RedisStore({ client, clock }) });
     const inMemory = createLimiter({ policies, store: new MemoryStore({ clock }) });
     const both = async () =>
       expect(strip(await onRedis.consume('s'))).toEqual(strip(await inMemory.consume('s')));
@@ -314,7 +323,12 @@ return { redis.call('GET', KEYS[1]), cjson.encode(decode(redis.call('GET', KEYS[
       const prefix = uniquePrefix('range');
       const options = { name: 'range', policies: [logPolicy(60, '1s')] };
       const clock = manualClock(first);
-      const onRedis = createLimiter({ ...options, prefix, store: new RedisStore({ client, clock }) });
+      const onRedis = createLimiter({
+        ...WAIT,
+        ...options,
+        prefix,
+        store: new RedisStore({ client, clock }),
+      });
       const inMemory = createLimiter({ ...options, store: new MemoryStore({ clock }) });
       const both = async (cost: number, peek = false) => {
         const op = peek ? 'peek' : 'consume';
@@ -356,6 +370,7 @@ describeRedis('sliding log on Redis: a limit changed on the same key', () => {
         prefix,
         policies: [{ name: 'p', limit, window, algorithm: 'sliding-log' }],
         store,
+        ...WAIT,
       });
     return { make, clock, redis: new RedisStore({ client, clock }), memory: new MemoryStore({ clock }) };
   }
