@@ -529,6 +529,7 @@ processes; 20,000 expired subjects' rows down below a quarter within 5 s of traf
 the primary, with no call failed or degraded. **8. Redis on node-redis** (section 2): Sluice's sliding window on node-redis
 at least 1.5× rate-limit-redis's on node-redis, and at least 0.85× Sluice's own on ioredis. **9. Sliding log at large
 limits**: a call on a full sliding log of limit 10,000 at most 2× one of limit 10, in memory and on Redis.
+**11. Fastify, memory, allowed** (target 1's cells of it, drawn out): Sluice ahead of or level with @fastify/rate-limit.
 
 ${targetsMarkdown(results)}
 ## The run

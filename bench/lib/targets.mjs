@@ -16,7 +16,9 @@
  *      node-redis, and against Sluice on ioredis, in the same run;
  *   9. sliding log at large limits (issue 32, target 4): a full log of limit 10,000 costs at most 2x one
  *      of limit 10 per call, in memory (µs per consume) and on Redis (the script's µs per call); the
- *      limit 1,000 and Redis's bytes per subject are shown beside.
+ *      limit 1,000 and Redis's bytes per subject are shown beside;
+ *  11. Fastify, memory, allowed (issue 32, target 5): target 1's cells of it, ahead of or level with
+ *      @fastify/rate-limit.
  */
 import { summarize } from './common.mjs';
 
@@ -463,6 +465,21 @@ export function fullLogRows({ core, redis }) {
   return out;
 }
 
+/**
+ * Target 11 (issue 32, target 5): the cells of target 1 where Sluice on Fastify's memory store admits,
+ * against @fastify/rate-limit's, drawn out of that table so that the issue's verdict stands on its own.
+ */
+export function fastifyMemoryRows(cells) {
+  return cells
+    .filter((c) => c.suite === 'http' && c.cell.startsWith('fastify, memory, allowed'))
+    .map((c) => ({
+      what: `${c.cell}, over ${c.peer.name}`,
+      target: 'ahead or level (ranges overlap)',
+      measured: `${c.ratio.toFixed(2)}× (Sluice ${range(c.sluice, c.format)}, peer ${range(c.peer.s, c.format)}), ${c.verdict}`,
+      met: c.met,
+    }));
+}
+
 export function targetsMarkdown(results) {
   const out = [];
   const cells = peerCells(results);
@@ -530,6 +547,7 @@ export function targetsMarkdown(results) {
     ['7. Node cluster', clusterRows(results.cluster)],
     ['8. Redis on node-redis', nodeRedisRows(results.redis)],
     ['9. Sliding log at large limits', fullLogRows(results)],
+    ['11. Fastify, memory, allowed', fastifyMemoryRows(cells)],
   ]) {
     if (rows.length === 0) continue;
     const body = rows.map((r) => [r.what, r.target, r.measured, yes(r.met)]);
