@@ -108,6 +108,10 @@ end
 -- (replacing a TTL costs Redis twice what the rest of a SET does); a state that already means nothing
 -- is deleted. A key that holds the integer was and keeps its TTL gets the difference added in place
 -- (INCRBY allocates nothing), or nothing at all when its state is unchanged.
+-- A number passed to redis.call is formatted (sprintf) at every call: the differences added, mostly one
+-- for a whole batch, are formatted once each, as Redis would ('%.17g', exact for integers below 2^53).
+local differences = {}
+local format = string.format
 local function save(i, key, state, expiresAt, kept, was)
   local life = expiresAt - now
   if life <= 0 then
@@ -115,10 +119,19 @@ local function save(i, key, state, expiresAt, kept, was)
     return
   end
   local value = nil
-  if slack == 1 and toIntegers[i] ~= nil then value = toIntegers[i](state) end
+  local toInteger = toIntegers[i]
+  if toInteger ~= nil and slack == 1 then value = toInteger(state) end
   if kept >= expiresAt then
     if value ~= nil and was ~= nil then
-      if value ~= was then call('INCRBY', key, value - was) end
+      if value ~= was then
+        local difference = value - was
+        local text = differences[difference]
+        if text == nil then
+          text = format('%.17g', difference)
+          differences[difference] = text
+        end
+        call('INCRBY', key, text)
+      end
     else
       call('SET', key, value or encode(state), 'KEEPTTL')
     end
@@ -179,7 +192,7 @@ end
 -- Per key written: its slot in the lists of what to write (the policy, the state, its expiresAt, until
 -- when the key surely lives as it was before the batch, the integer it held then, and now when it was
 -- last charged).
-local written = {}
+local written, nwritten = {}, 0
 local wkeys, wpolicies, wstates, wexpiries, wkept, wwas, wnows = {}, {}, {}, {}, {}, {}, {}
 local states, integers, nexts, expiries = {}, {}, {}, {}
 local reply = { now }
@@ -238,7 +251,8 @@ for c = 0, #keys / n - 1 do
         saves[i](key, nexts[i], now, cost, expiries[i] - now, slack)
       else
         if w == nil then
-          w = #wkeys + 1
+          nwritten = nwritten + 1
+          w = nwritten
           written[key] = w
           wkeys[w] = key
           wpolicies[w] = i
@@ -264,7 +278,7 @@ for c = 0, #keys / n - 1 do
     end
   end
 end
-for w = 1, #wkeys do
+for w = 1, nwritten do
   if clocked then now = wnows[w] end
   save(wpolicies[w], wkeys[w], wstates[w], wexpiries[w], wkept[w], wwas[w])
 end
