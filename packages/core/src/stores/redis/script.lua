@@ -52,14 +52,15 @@ end
 -- The twin of an algorithm code: step, refund, and for the twins whose keys keep their expiry for a
 -- whole window expiresAtOf, toInteger and fromInteger (else nil); then, for a twin that reads and
 -- writes its key itself (a state too large to read whole on every call), load and save (else nil),
--- and for a twin that decodes its own values, decode (else nil). A twin may choose by the limit.
+-- for a twin that decodes its own values, decode (else nil), and for a twin that can step its integer
+-- without unpacking it, stepInteger (else nil). A twin may choose by the limit.
 local function twinOf(code, limit)
   {{twins}}
 end
 
 -- The policies, parsed once for the whole batch.
 local steps, refunds, expiresAtOfs, toIntegers, fromIntegers = {}, {}, {}, {}, {}
-local loads, saves, decoders = {}, {}, {}
+local loads, saves, decoders, stepIntegers = {}, {}, {}, {}
 local limits, windows, bursts, codes = {}, {}, {}, {}
 local loading = false
 local at = 4
@@ -67,7 +68,7 @@ for i = 1, n do
   local code = argv[at]
   codes[i] = code
   limits[i] = argv[at + 1] + 0
-  steps[i], refunds[i], expiresAtOfs[i], toIntegers[i], fromIntegers[i], loads[i], saves[i], decoders[i] =
+  steps[i], refunds[i], expiresAtOfs[i], toIntegers[i], fromIntegers[i], loads[i], saves[i], decoders[i], stepIntegers[i] =
     twinOf(code, limits[i])
   if loads[i] then loading = true end
   windows[i] = argv[at + 2] + 0
@@ -112,15 +113,13 @@ end
 -- for a whole batch, are formatted once each, as Redis would ('%.17g', exact for integers below 2^53).
 local differences = {}
 local format = string.format
-local function save(i, key, state, expiresAt, kept, was)
+-- save with the integer already made (value; nil: none, and state is written encoded).
+local function write(key, value, state, expiresAt, kept, was)
   local life = expiresAt - now
   if life <= 0 then
     call('DEL', key)
     return
   end
-  local value = nil
-  local toInteger = toIntegers[i]
-  if toInteger ~= nil and slack == 1 then value = toInteger(state) end
   if kept >= expiresAt then
     if value ~= nil and was ~= nil then
       if value ~= was then
@@ -138,6 +137,13 @@ local function save(i, key, state, expiresAt, kept, was)
   else
     call('SET', key, value or encode(state), 'PX', life + slack)
   end
+end
+
+local function save(i, key, state, expiresAt, kept, was)
+  local value = nil
+  local toInteger = toIntegers[i]
+  if toInteger ~= nil and slack == 1 and expiresAt > now then value = toInteger(state) end
+  write(key, value, state, expiresAt, kept, was)
 end
 
 if op == 'r' then
@@ -189,6 +195,60 @@ if loading then
 else
   raws = call('MGET', unpack(keys))
 end
+-- The commonest batch: under Redis TIME every call a consume of cost 1 without a lease ('p'), of one
+-- policy whose twin steps the state it keeps in one integer (stepInteger): decided on the integers,
+-- with no table a call, as the loop below decides it. Nil, with nothing written, on a key that holds
+-- anything else or a count the integer cannot hold: the loop below then decides the batch.
+local function integerBatch(stepInteger, limit, w)
+  local reply = { now }
+  local slots, slotKeys, values, olds, kepts = {}, {}, {}, {}, {}
+  local nslots, expiresAt, r = 0, 0, 1
+  for k = 1, #keys do
+    local key = keys[k]
+    local slot = slots[key]
+    local packed = nil
+    if slot ~= nil then
+      packed = values[slot]
+    else
+      local raw = raws[k]
+      if raw then
+        local first = byte(raw, 1)
+        if first < 48 or first > 57 then return nil end
+        packed = raw + 0
+      end
+    end
+    local ok, value, remaining, resetMs, retryAfterMs, delayMs, expires, kept = stepInteger(packed, now, 1, limit, w)
+    if retryAfterMs == huge then retryAfterMs = -1 end
+    reply[r + 1] = ok and 1 or 0
+    reply[r + 2] = remaining
+    reply[r + 3] = resetMs
+    reply[r + 4] = retryAfterMs
+    reply[r + 5] = delayMs
+    r = r + {{replyFields}}
+    if ok then
+      if value == nil then return nil end
+      if slot == nil then
+        nslots = nslots + 1
+        slot = nslots
+        slots[key] = slot
+        slotKeys[slot] = key
+        olds[slot] = packed
+        kepts[slot] = kept
+      end
+      values[slot] = value
+      expiresAt = expires
+    end
+  end
+  for slot = 1, nslots do
+    write(slotKeys[slot], values[slot], nil, expiresAt, kepts[slot], olds[slot])
+  end
+  return reply
+end
+if stride == 0 and n == 1 and stepIntegers[1] ~= nil then
+  local reply = integerBatch(stepIntegers[1], limits[1], windows[1])
+  if reply ~= nil then return reply end
+end
+
 -- Per key written: its slot in the lists of what to write (the policy, the state, its expiresAt, until
 -- when the key surely lives as it was before the batch, the integer it held then, and now when it was
 -- last charged).
