@@ -11,18 +11,27 @@
 local floor = math.floor
 local max = math.max
 
+-- The decision on the count of the window of index: allowed, remaining, resetMs, retryAfterMs
+-- (math.huge: never), delayMs, expiresAt. step and stepInteger decide here.
+local function decide(index, count, now, cost, limit, windowMs)
+  local finish = (index + 1) * windowMs
+  local resetMs = finish - now
+  if cost > limit then return false, limit - count, resetMs, math.huge, 0, finish end
+  if count + cost > limit then
+    -- The next window starts empty, and cost <= limit fits there.
+    return false, limit - count, resetMs, resetMs, 0, finish
+  end
+  return true, limit - count - cost, resetMs, 0, 0, finish
+end
+
 local function step(state, now, cost, limit, windowMs)
   local index = floor(now / windowMs)
   local count = 0
   if state ~= nil and state[1] == index then count = state[2] end
-  local finish = (index + 1) * windowMs
-  local resetMs = finish - now
-  if cost > limit then return false, state, limit - count, resetMs, math.huge, 0, finish end
-  if count + cost > limit then
-    -- The next window starts empty, and cost <= limit fits there.
-    return false, state, limit - count, resetMs, resetMs, 0, finish
-  end
-  return true, { index, count + cost }, limit - count - cost, resetMs, 0, 0, finish
+  local ok, remaining, resetMs, retryAfterMs, delayMs, expiresAt = decide(index, count, now, cost, limit, windowMs)
+  local next = state
+  if ok then next = { index, count + cost } end
+  return ok, next, remaining, resetMs, retryAfterMs, delayMs, expiresAt
 end
 
 local function refund(state, now, cost, chargedAt, leaseId, limit, windowMs)
@@ -70,13 +79,10 @@ local function stepInteger(packed, now, cost, limit, windowMs)
     if stored == index then count = (packed - low) / 4 end
     kept = (stored + 1) * windowMs
   end
-  local finish = (index + 1) * windowMs
-  local resetMs = finish - now
-  if cost > limit then return false, nil, limit - count, resetMs, math.huge, 0, finish, kept end
-  if count + cost > limit then return false, nil, limit - count, resetMs, resetMs, 0, finish, kept end
+  local ok, remaining, resetMs, retryAfterMs, delayMs, expiresAt = decide(index, count, now, cost, limit, windowMs)
   local value = nil
-  if count + cost < COUNT then value = (count + cost) * 4 + index % 4 end
-  return true, value, limit - count - cost, resetMs, 0, 0, finish, kept
+  if ok and count + cost < COUNT then value = (count + cost) * 4 + index % 4 end
+  return ok, value, remaining, resetMs, retryAfterMs, delayMs, expiresAt, kept
 end
 
 return step, refund, expiresAtOf, toInteger, fromInteger, nil, nil, nil, stepInteger

@@ -195,6 +195,16 @@ if loading then
 else
   raws = call('MGET', unpack(keys))
 end
+-- A decision's fields in the reply after position r (a retry that never comes: -1).
+local function answer(reply, r, ok, remaining, resetMs, retryAfterMs, delayMs)
+  if retryAfterMs == huge then retryAfterMs = -1 end
+  reply[r + 1] = ok and 1 or 0
+  reply[r + 2] = remaining
+  reply[r + 3] = resetMs
+  reply[r + 4] = retryAfterMs
+  reply[r + 5] = delayMs
+end
+
 -- The commonest batch: under Redis TIME every call a consume of cost 1 without a lease ('p'), of one
 -- policy whose twin steps the state it keeps in one integer (stepInteger): decided on the integers,
 -- with no table a call, as the loop below decides it. Nil, with nothing written, on a key that holds
@@ -218,22 +228,14 @@ local function integerBatch(stepInteger, limit, w)
       end
     end
     local ok, value, remaining, resetMs, retryAfterMs, delayMs, expires, kept = stepInteger(packed, now, 1, limit, w)
-    if retryAfterMs == huge then retryAfterMs = -1 end
-    reply[r + 1] = ok and 1 or 0
-    reply[r + 2] = remaining
-    reply[r + 3] = resetMs
-    reply[r + 4] = retryAfterMs
-    reply[r + 5] = delayMs
+    answer(reply, r, ok, remaining, resetMs, retryAfterMs, delayMs)
     r = r + {{replyFields}}
     if ok then
       if value == nil then return nil end
       if slot == nil then
         nslots = nslots + 1
         slot = nslots
-        slots[key] = slot
-        slotKeys[slot] = key
-        olds[slot] = packed
-        kepts[slot] = kept
+        slots[key], slotKeys[slot], olds[slot], kepts[slot] = slot, key, packed, kept
       end
       values[slot] = value
       expiresAt = expires
@@ -293,14 +295,9 @@ for c = 0, #keys / n - 1 do
     local ok, next, remaining, resetMs, retryAfterMs, delayMs, expiresAt =
       steps[i](state, now, cost, limits[i], windows[i], bursts[i], leaseId)
     if not ok then allowed = false end
-    if retryAfterMs == huge then retryAfterMs = -1 end
     nexts[i] = next
     expiries[i] = expiresAt
-    reply[r + 1] = ok and 1 or 0
-    reply[r + 2] = remaining
-    reply[r + 3] = resetMs
-    reply[r + 4] = retryAfterMs
-    reply[r + 5] = delayMs
+    answer(reply, r, ok, remaining, resetMs, retryAfterMs, delayMs)
     r = r + {{replyFields}}
   end
   if allowed and consume then
