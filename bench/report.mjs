@@ -132,6 +132,31 @@ reply with five numbers a call. A subject's memory is mostly its key: ${keys.map
 ![redis chart](charts/bench-redis.svg)
 
 ${table(['', 'decisions/s', 'p99 ms', 'Redis CPU ms / 1000', 'bytes / subject', 'scripts / decision', 'commands / decision', 'not admitted, decided without Redis'], rows)}
+${manySubjectsTable(redis, label)}`;
+}
+
+/** The Redis suite's many-subject rows (target 10), one table with a size per group of rows. */
+function manySubjectsTable(redis, label) {
+  const many = redis.manySubjects ?? [];
+  if (many.length === 0) return '';
+  const rounds = [...new Set(many.map((r) => r.decisionsPerSec.rounds.length))].join(' or ');
+  const rows = many.map((r) => [
+    r.subjects.toLocaleString('en'),
+    label(r),
+    range(r.decisionsPerSec, rate),
+    range(r.redisCpuMsPer1000, fixed(2)),
+    range(r.scriptMsPer1000, fixed(2)),
+    fixed(0)(r.bytesPerSubject),
+    `${r.failed}, ${r.degraded}`,
+  ]);
+  return `
+**Many subjects** (ioredis, the same ${redis.settings.inFlight} in flight): at each size, every row fills Redis with one
+call per subject, then is timed for ${redis.settings.seconds} s round robin over the subjects (rounds in
+alternating order: ${rounds}, median and min–max), so a call finds its key among all the others and rarely shares a script run with its own subject's
+earlier call. "Script ms" is the part of Redis CPU spent in EVALSHA (\`INFO commandstats\`); the rest is reading
+commands and writing replies.
+
+${table(['subjects', '', 'decisions/s', 'Redis CPU ms / 1000', 'script ms / 1000', 'bytes / subject', 'not admitted, decided without Redis'], rows)}
 `;
 }
 
@@ -529,6 +554,9 @@ processes; 20,000 expired subjects' rows down below a quarter within 5 s of traf
 the primary, with no call failed or degraded. **8. Redis on node-redis** (section 2): Sluice's sliding window on node-redis
 at least 1.5× rate-limit-redis's on node-redis, and at least 0.85× Sluice's own on ioredis. **9. Sliding log at large
 limits**: a call on a full sliding log of limit 10,000 at most 2× one of limit 10, in memory and on Redis.
+**10. Redis at many subjects** (section 2): at 100,000 and 1,000,000 subjects on ioredis, in the same run, Sluice's
+fixed window at most 0.8× rate-limit-redis's Redis CPU per decision and its sliding window at most 1.0×, each at
+least 1.5× its decisions/s, and at most 145 B per subject.
 **11. Fastify, memory, allowed** (target 1's cells of it, drawn out): Sluice ahead of or level with @fastify/rate-limit.
 
 ${targetsMarkdown(results)}

@@ -17,6 +17,9 @@
  *   9. sliding log at large limits (issue 32, target 4): a full log of limit 10,000 costs at most 2x one
  *      of limit 10 per call, in memory (µs per consume) and on Redis (the script's µs per call); the
  *      limit 1,000 and Redis's bytes per subject are shown beside;
+ *  10. many subjects (issue 32, target 3): at 100,000 and 1,000,000 subjects on ioredis, Sluice's
+ *      fixed window at most 0.8x rate-limit-redis's Redis CPU per decision, its sliding window at most
+ *      1.0x, each at least 1.5x its decisions/s, and at most 145 B per subject, in the same run;
  *  11. Fastify, memory, allowed (issue 32, target 5): target 1's cells of it, ahead of or level with
  *      @fastify/rate-limit.
  */
@@ -41,6 +44,8 @@ export const TARGETS = {
   nodeRedis: { overRateLimitRedis: 1.5, ofIoredis: 0.85 },
   // Ratio of medians of the cost per call of a full sliding log, the largest limit's over the smallest's.
   fullLog: { largeOverSmall: 2 },
+  // Ratios of medians over rate-limit-redis's (ioredis) at each size, in the same run; bytes per subject.
+  manySubjects: { fixedCpuRatio: 0.8, slidingCpuRatio: 1.0, decisionsRatio: 1.5, bytesPerSubject: 145 },
 };
 
 const SI = [
@@ -466,6 +471,75 @@ export function fullLogRows({ core, redis }) {
 }
 
 /**
+ * Target 10: at each size of the Redis suite's many-subject rows, Sluice's fixed and sliding windows
+ * over rate-limit-redis in Redis CPU per decision and in decisions/s, and Sluice's bytes per subject;
+ * the floor's CPU beside.
+ */
+export function manySubjectsRows(redis) {
+  const t = TARGETS.manySubjects;
+  const all = redis?.manySubjects ?? [];
+  const out = [];
+  for (const size of new Set(all.map((r) => r.subjects))) {
+    const rows = all.filter((r) => r.subjects === size);
+    const find = (impl, label) =>
+      rows.find((r) => r.impl === impl && (label === undefined || r.case === label));
+    const peer = find('rate-limit-redis');
+    const floor = find('floor');
+    const at = `${size.toLocaleString('en')} subjects`;
+    if (peer === undefined) continue;
+    // A Sluice row with a call failed or decided without Redis measured something else.
+    const clean = (r) => r.failed === 0 && r.degraded === 0;
+    const ratio = (mine, metric, format, unit, what, target, met) => {
+      const x = mine[metric].median / peer[metric].median;
+      const floorNote =
+        metric === 'redisCpuMsPer1000' && floor ? `, floor ${range(floor[metric], format)}${unit}` : '';
+      return {
+        what: `${at}: Sluice ${mine.case} ${what} over rate-limit-redis's`,
+        target,
+        measured: `${x.toFixed(2)}× (Sluice ${range(mine[metric], format)}${unit}, peer ${range(peer[metric], format)}${unit}${floorNote})`,
+        met: met(x) && clean(mine),
+      };
+    };
+    const sluices = [
+      [find('sluice', 'fixed-window'), t.fixedCpuRatio],
+      [find('sluice', 'sliding-window'), t.slidingCpuRatio],
+    ].filter(([r]) => r !== undefined);
+    for (const [mine, cpuRatio] of sluices) {
+      out.push(
+        ratio(
+          mine,
+          'redisCpuMsPer1000',
+          fixed(2),
+          ' ms',
+          'Redis CPU per 1,000 decisions',
+          `≤ ${cpuRatio}×`,
+          (x) => x <= cpuRatio,
+        ),
+        ratio(
+          mine,
+          'decisionsPerSec',
+          rate,
+          '/s',
+          'decisions/s',
+          `≥ ${t.decisionsRatio}×`,
+          (x) => x >= t.decisionsRatio,
+        ),
+      );
+    }
+    if (sluices.length > 0) {
+      const bytes = sluices.map(([r]) => `${r.case} ${fixed(0)(r.bytesPerSubject)}`);
+      out.push({
+        what: `${at}: Redis memory per subject (B), key \`${sluices[0][0].sampleKey ?? ''}\`; rate-limit-redis ${fixed(0)(peer.bytesPerSubject)}`,
+        target: `≤ ${t.bytesPerSubject}`,
+        measured: bytes.join(', '),
+        met: sluices.every(([r]) => r.bytesPerSubject <= t.bytesPerSubject),
+      });
+    }
+  }
+  return out;
+}
+
+/**
  * Target 11 (issue 32, target 5): the cells of target 1 where Sluice on Fastify's memory store admits,
  * against @fastify/rate-limit's, drawn out of that table so that the issue's verdict stands on its own.
  */
@@ -547,6 +621,7 @@ export function targetsMarkdown(results) {
     ['7. Node cluster', clusterRows(results.cluster)],
     ['8. Redis on node-redis', nodeRedisRows(results.redis)],
     ['9. Sliding log at large limits', fullLogRows(results)],
+    ['10. Redis at many subjects', manySubjectsRows(results.redis)],
     ['11. Fastify, memory, allowed', fastifyMemoryRows(cells)],
   ]) {
     if (rows.length === 0) continue;

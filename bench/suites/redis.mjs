@@ -10,6 +10,8 @@
  * as Sluice does) cannot do without. The suite starts its own redis-server.
  * And a sliding log held full at limits 10, 1,000 and 10,000 (issue 32 target 4): Redis CPU per call
  * and the key's MEMORY USAGE, on ioredis.
+ * And many subjects (issue 32 target 3): 100,000 (and, in the full run, 1,000,000) subjects on ioredis,
+ * Sluice's fixed and sliding windows beside rate-limit-redis and the floor at each size.
  */
 import * as core from '@sluice/core';
 import {
@@ -45,6 +47,18 @@ const settings = pick({
   full: { rounds: 5, seconds: 1.5, subjects: 10_000 },
 });
 const peer = { limit: UNREACHED, windowMs: 60_000 };
+/**
+ * Many subjects: each size's rounds (a fill of one call per subject, timed at `settings.seconds`), and
+ * how long Redis is given to finish rehashing its key tables before memory is read.
+ */
+const MANY = pick({
+  smoke: [{ subjects: 20_000, rounds: 1, settleMs: 500 }],
+  quick: [{ subjects: 100_000, rounds: 3, settleMs: 500 }],
+  full: [
+    { subjects: 100_000, rounds: 5, settleMs: 500 },
+    { subjects: 1_000_000, rounds: 3, settleMs: 2_000 },
+  ],
+});
 
 /**
  * The floor: a turn's calls (up to 32) go to one script run that gets every key, reads them (MGET),
@@ -84,47 +98,47 @@ return reply`,
     });
 }
 
-/** Every row of this mode: `call(subject)` resolves to whether the call was admitted. */
+/** A row: what is measured, on which client, and its `call(subject)` (resolves to whether admitted). */
+const row = (impl, client, label, limiter) => ({ impl, client, case: label, ...limiter });
+
+/**
+ * Sluice's row of `label` on a client. Every row runs on a flushed Redis, so all may share a short
+ * name, as the peers' prefixes are short (a key's length is most of a subject's memory; the report
+ * shows a key of each).
+ */
+const sluice = (clients, client, label) =>
+  row('sluice', client, label, sluiceOnRedis(clients[client], { name: 'api', policies: policiesOf(label) }));
+
+const rateLimitRedisRow = (clients, client) =>
+  row('rate-limit-redis', client, 'RedisStore', rateLimitRedis(clients[client], { ...peer, prefix: 'rlr:' }));
+
+const floorRow = async (clients) =>
+  row('floor', 'ioredis', 'batched: MGET, INCRBY each key, 5 numbers back', {
+    call: await batchedFloor(clients.ioredis),
+  });
+
+/** Every row of this mode. */
 async function entries(clients) {
-  // Every row runs on a flushed Redis, so all may share a short name, as the peers' prefixes are short
-  // (a key's length is most of a subject's memory; the report shows a key of each).
-  const sluice = (client, label) => [
-    'sluice',
-    client,
-    label,
-    sluiceOnRedis(clients[client], { name: 'api', policies: policiesOf(label) }),
-  ];
   const labels = FULL ? LIMITER_CASES.map((c) => c.label) : ['sliding-window', 'two policies'];
-  const rows = [
-    ...labels.map((label) => sluice('ioredis', label)),
-    sluice('node-redis', 'sliding-window'),
-    sluice('iovalkey', 'sliding-window'),
-    [
+  return [
+    ...labels.map((label) => sluice(clients, 'ioredis', label)),
+    sluice(clients, 'node-redis', 'sliding-window'),
+    sluice(clients, 'iovalkey', 'sliding-window'),
+    row(
       'rate-limiter-flexible',
       'ioredis',
       'RateLimiterRedis',
       rateLimiterFlexible(clients.ioredis, { ...peer, prefix: 'rlf' }),
-    ],
-    [
+    ),
+    row(
       '@fastify/rate-limit',
       'ioredis',
       'RedisStore',
       fastifyRedis(clients.ioredis, { ...peer, prefix: 'frl-' }),
-    ],
-    ...CLIENTS.map((c) => [
-      'rate-limit-redis',
-      c,
-      'RedisStore',
-      rateLimitRedis(clients[c], { ...peer, prefix: 'rlr:' }),
-    ]),
-    [
-      'floor',
-      'ioredis',
-      'batched: MGET, INCRBY each key, 5 numbers back',
-      { call: await batchedFloor(clients.ioredis) },
-    ],
+    ),
+    ...CLIENTS.map((c) => rateLimitRedisRow(clients, c)),
+    await floorRow(clients),
   ];
-  return rows.map(([impl, client, label, limiter]) => ({ impl, client, case: label, ...limiter }));
 }
 
 /** `drive` with this suite's calls in flight; a failing call ends the run. */
@@ -148,27 +162,44 @@ async function scriptTime(admin) {
   return { calls: Number(m?.[1] ?? 0), usec: Number(m?.[2] ?? 0) };
 }
 
-async function measure(admin, entry, population, withMemory) {
+/**
+ * Waits for the next minute when the fill and the timed pass might not end in this one. Sluice's windows
+ * start at the minute (Redis TIME), so a pass that crosses one rewrites every key's TTL (SET PX in place
+ * of INCRBY: once a window per key, and so for rate-limit-redis when a key expires, which no pass here
+ * lives to see): inside one window every row is timed in the same steady state. The fill is reckoned
+ * at 50,000 calls a second, below any row's.
+ */
+async function inOneWindow(population, settleMs) {
+  const needMs = (population.length / 50_000 + settings.seconds + 1) * 1000 + settleMs;
+  const leftMs = 60_000 - (Date.now() % 60_000);
+  if (leftMs < needMs) await new Promise((r) => setTimeout(r, leftMs + 50));
+}
+
+async function measure(admin, entry, population, withMemory, settleMs = 500) {
+  await inOneWindow(population, withMemory ? settleMs : 0);
   await admin.flushall();
   // One call first: script loading and connection buffers are not the subjects' memory.
   await entry.call('warm-up');
   const before = await redisUsage(admin);
   const fill = await driven(entry.call, population, (n) => n >= population.length);
   // Time for Redis to finish rehashing its key table (a table mid-rehash is counted twice).
-  if (withMemory) await new Promise((r) => setTimeout(r, 500));
+  if (withMemory) await new Promise((r) => setTimeout(r, settleMs));
   const filled = await redisUsage(admin);
   const sampleKey = withMemory ? await admin.randomkey() : undefined;
   const commandsBefore = await commandCalls(admin);
+  const scriptsBefore = await scriptTime(admin);
   const started = process.hrtime.bigint();
   const deadline = Date.now() + settings.seconds * 1000;
   const run = await driven(entry.call, population, () => Date.now() >= deadline);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const commandsAfter = await commandCalls(admin);
+  const scriptsAfter = await scriptTime(admin);
   const after = await redisUsage(admin);
   return {
     decisionsPerSec: run.done / seconds,
     p99Ms: quantile(run.latencies, 0.99),
     redisCpuMsPer1000: ((after.cpuSeconds - filled.cpuSeconds) * 1e6) / run.done,
+    scriptMsPer1000: (scriptsAfter.usec - scriptsBefore.usec) / run.done,
     bytesPerSubject: withMemory ? (filled.usedMemory - before.usedMemory) / population.length : Number.NaN,
     commandsPerDecision: (commandsAfter.all - commandsBefore.all) / run.done,
     scriptsPerDecision: (commandsAfter.scripts - commandsBefore.scripts) / run.done,
@@ -254,6 +285,62 @@ async function fullLogs(admin, client) {
   });
 }
 
+/** A row's results: each metric's median and range over its rounds. */
+function rowOf(entry, rounds) {
+  const metric = (name) => summarize(rounds.map((r) => r[name]));
+  return {
+    impl: entry.impl,
+    client: entry.client,
+    case: entry.case,
+    decisionsPerSec: metric('decisionsPerSec'),
+    p99Ms: metric('p99Ms'),
+    redisCpuMsPer1000: metric('redisCpuMsPer1000'),
+    scriptMsPer1000: metric('scriptMsPer1000'),
+    bytesPerSubject: rounds[0].bytesPerSubject,
+    commandsPerDecision: median(rounds, 'commandsPerDecision'),
+    scriptsPerDecision: median(rounds, 'scriptsPerDecision'),
+    failed: rounds.reduce((n, r) => n + r.failed, 0),
+    sampleKey: rounds[0].sampleKey,
+    // Sluice decisions taken by the in-process fallback (slower than storeTimeout): not Redis's.
+    degraded: entry.degraded?.() ?? 0,
+  };
+}
+
+/**
+ * Many subjects (issue 32 target 3), on ioredis: at each size of MANY, Sluice's fixed and sliding
+ * windows, rate-limit-redis and the floor, in alternating order; each row's `subjects` is its size.
+ */
+async function manySubjects(admin, clients) {
+  const out = [];
+  for (const { subjects: size, rounds, settleMs } of MANY) {
+    const list = [
+      sluice(clients, 'ioredis', 'fixed-window'),
+      sluice(clients, 'ioredis', 'sliding-window'),
+      rateLimitRedisRow(clients, 'ioredis'),
+      await floorRow(clients),
+    ];
+    const label = `${size.toLocaleString('en')} subjects, `;
+    const measured = await roundsOf(admin, list, subjects(size), { rounds, settleMs, label });
+    out.push(...measured.map((r) => ({ subjects: size, ...r })));
+  }
+  return out;
+}
+
+/**
+ * Each row of `list` measured `rounds` times over `population`, memory in the first round, in a
+ * different order each round, so that no row always runs right after the same neighbour.
+ */
+async function roundsOf(admin, list, population, { rounds, settleMs = 500, label = '' }) {
+  const perEntry = new Map(list.map((e) => [e, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const entry of round % 2 === 0 ? list : [...list].reverse()) {
+      perEntry.get(entry).push(await measure(admin, entry, population, round === 0, settleMs));
+    }
+    progress(`redis: ${label}round ${round + 1}/${rounds} done`);
+  }
+  return list.map((entry) => rowOf(entry, perEntry.get(entry)));
+}
+
 const started = Date.now();
 const server = await startRedis();
 progress(`redis: redis-server ${server.version} on port ${server.port}`);
@@ -265,35 +352,14 @@ try {
     console.log(JSON.stringify(await fullLogs(server.admin, clients.ioredis), null, 1));
     process.exit(0);
   }
-  const population = subjects(settings.subjects);
-  const list = await entries(clients);
-  const perEntry = new Map(list.map((e) => [e, []]));
-  for (let round = 0; round < settings.rounds; round++) {
-    // A different order each round, so that no row always runs right after the same neighbour.
-    for (const entry of round % 2 === 0 ? list : [...list].reverse()) {
-      perEntry.get(entry).push(await measure(server.admin, entry, population, round === 0));
-    }
-    progress(`redis: round ${round + 1}/${settings.rounds} done`);
+  if (process.argv.includes('--many')) {
+    // Only the many-subject rows, printed: `node bench/suites/redis.mjs --many`.
+    console.log(JSON.stringify(await manySubjects(server.admin, clients), null, 1));
+    process.exit(0);
   }
-  const rows = list.map((entry) => {
-    const rounds = perEntry.get(entry);
-    const metric = (name) => summarize(rounds.map((r) => r[name]));
-    return {
-      impl: entry.impl,
-      client: entry.client,
-      case: entry.case,
-      decisionsPerSec: metric('decisionsPerSec'),
-      p99Ms: metric('p99Ms'),
-      redisCpuMsPer1000: metric('redisCpuMsPer1000'),
-      bytesPerSubject: rounds[0].bytesPerSubject,
-      commandsPerDecision: median(rounds, 'commandsPerDecision'),
-      scriptsPerDecision: median(rounds, 'scriptsPerDecision'),
-      failed: rounds.reduce((n, r) => n + r.failed, 0),
-      sampleKey: rounds[0].sampleKey,
-      // Sluice decisions taken by the in-process fallback (slower than storeTimeout): not Redis's.
-      degraded: entry.degraded?.() ?? 0,
-    };
-  });
+  const population = subjects(settings.subjects);
+  const rows = await roundsOf(server.admin, await entries(clients), population, settings);
+  const manySubjectRows = await manySubjects(server.admin, clients);
   const fullLogRows = await fullLogs(server.admin, clients.ioredis);
   const redisSettings = { ...settings, inFlight: IN_FLIGHT };
   writeResults('redis', {
@@ -301,6 +367,7 @@ try {
     redisVersion: server.version,
     durationMs: Date.now() - started,
     fullLog: fullLogRows,
+    manySubjects: manySubjectRows,
     rows,
   });
 } finally {

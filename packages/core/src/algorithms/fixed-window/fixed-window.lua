@@ -6,22 +6,32 @@
 -- refund returns next, expiresAt. The chunk returns step, refund, expiresAtOf(state, windowMs): the
 -- expiresAt that step and refund give every state they write, which moves only when a window starts
 -- (the store keeps a key's TTL while the stored state's expiresAt covers the next one), and toInteger
--- and fromInteger, which keep a state in one integer under Redis TIME.
+-- and fromInteger, which keep a state in one integer under Redis TIME, and stepInteger, step on that
+-- integer (the store's load, save and decode are nil).
 local floor = math.floor
 local max = math.max
+
+-- The decision on the count of the window of index: allowed, remaining, resetMs, retryAfterMs
+-- (math.huge: never), delayMs, expiresAt. step and stepInteger decide here.
+local function decide(index, count, now, cost, limit, windowMs)
+  local finish = (index + 1) * windowMs
+  local resetMs = finish - now
+  if cost > limit then return false, limit - count, resetMs, math.huge, 0, finish end
+  if count + cost > limit then
+    -- The next window starts empty, and cost <= limit fits there.
+    return false, limit - count, resetMs, resetMs, 0, finish
+  end
+  return true, limit - count - cost, resetMs, 0, 0, finish
+end
 
 local function step(state, now, cost, limit, windowMs)
   local index = floor(now / windowMs)
   local count = 0
   if state ~= nil and state[1] == index then count = state[2] end
-  local finish = (index + 1) * windowMs
-  local resetMs = finish - now
-  if cost > limit then return false, state, limit - count, resetMs, math.huge, 0, finish end
-  if count + cost > limit then
-    -- The next window starts empty, and cost <= limit fits there.
-    return false, state, limit - count, resetMs, resetMs, 0, finish
-  end
-  return true, { index, count + cost }, limit - count - cost, resetMs, 0, 0, finish
+  local ok, remaining, resetMs, retryAfterMs, delayMs, expiresAt = decide(index, count, now, cost, limit, windowMs)
+  local next = state
+  if ok then next = { index, count + cost } end
+  return ok, next, remaining, resetMs, retryAfterMs, delayMs, expiresAt
 end
 
 local function refund(state, now, cost, chargedAt, leaseId, limit, windowMs)
@@ -55,4 +65,24 @@ local function fromInteger(packed, now, windowMs)
   return { index - (index - low) % 4, (packed - low) / 4 }
 end
 
-return step, refund, expiresAtOf, toInteger, fromInteger
+-- step(fromInteger(packed, now, windowMs), now, cost, limit, windowMs) on the integer itself (nil: no
+-- state), for the store's commonest batch: no table a call. Returns allowed, toInteger of the state
+-- charged (nil when refused, or when the count does not fit: the store then steps the tables),
+-- remaining, resetMs, retryAfterMs, delayMs, expiresAt, then expiresAtOf of the state read (-1: none).
+local function stepInteger(packed, now, cost, limit, windowMs)
+  local index = floor(now / windowMs)
+  local count = 0
+  local kept = -1
+  if packed ~= nil then
+    local low = packed % 4
+    local stored = index - (index - low) % 4
+    if stored == index then count = (packed - low) / 4 end
+    kept = (stored + 1) * windowMs
+  end
+  local ok, remaining, resetMs, retryAfterMs, delayMs, expiresAt = decide(index, count, now, cost, limit, windowMs)
+  local value = nil
+  if ok and count + cost < COUNT then value = (count + cost) * 4 + index % 4 end
+  return ok, value, remaining, resetMs, retryAfterMs, delayMs, expiresAt, kept
+end
+
+return step, refund, expiresAtOf, toInteger, fromInteger, nil, nil, nil, stepInteger

@@ -52,14 +52,15 @@ end
 -- The twin of an algorithm code: step, refund, and for the twins whose keys keep their expiry for a
 -- whole window expiresAtOf, toInteger and fromInteger (else nil); then, for a twin that reads and
 -- writes its key itself (a state too large to read whole on every call), load and save (else nil),
--- and for a twin that decodes its own values, decode (else nil). A twin may choose by the limit.
+-- for a twin that decodes its own values, decode (else nil), and for a twin that can step its integer
+-- without unpacking it, stepInteger (else nil). A twin may choose by the limit.
 local function twinOf(code, limit)
   {{twins}}
 end
 
 -- The policies, parsed once for the whole batch.
 local steps, refunds, expiresAtOfs, toIntegers, fromIntegers = {}, {}, {}, {}, {}
-local loads, saves, decoders = {}, {}, {}
+local loads, saves, decoders, stepIntegers = {}, {}, {}, {}
 local limits, windows, bursts, codes = {}, {}, {}, {}
 local loading = false
 local at = 4
@@ -67,7 +68,7 @@ for i = 1, n do
   local code = argv[at]
   codes[i] = code
   limits[i] = argv[at + 1] + 0
-  steps[i], refunds[i], expiresAtOfs[i], toIntegers[i], fromIntegers[i], loads[i], saves[i], decoders[i] =
+  steps[i], refunds[i], expiresAtOfs[i], toIntegers[i], fromIntegers[i], loads[i], saves[i], decoders[i], stepIntegers[i] =
     twinOf(code, limits[i])
   if loads[i] then loading = true end
   windows[i] = argv[at + 2] + 0
@@ -108,23 +109,41 @@ end
 -- (replacing a TTL costs Redis twice what the rest of a SET does); a state that already means nothing
 -- is deleted. A key that holds the integer was and keeps its TTL gets the difference added in place
 -- (INCRBY allocates nothing), or nothing at all when its state is unchanged.
-local function save(i, key, state, expiresAt, kept, was)
+-- A number passed to redis.call is formatted (sprintf) at every call: the differences added, mostly one
+-- for a whole batch, are formatted once each, as Redis would ('%.17g', exact for integers below 2^53).
+local differences = {}
+local format = string.format
+-- save with the integer already made (value; nil: none, and state is written encoded).
+local function write(key, value, state, expiresAt, kept, was)
   local life = expiresAt - now
   if life <= 0 then
     call('DEL', key)
     return
   end
-  local value = nil
-  if slack == 1 and toIntegers[i] ~= nil then value = toIntegers[i](state) end
   if kept >= expiresAt then
     if value ~= nil and was ~= nil then
-      if value ~= was then call('INCRBY', key, value - was) end
+      if value ~= was then
+        local difference = value - was
+        local text = differences[difference]
+        if text == nil then
+          text = format('%.17g', difference)
+          differences[difference] = text
+        end
+        call('INCRBY', key, text)
+      end
     else
       call('SET', key, value or encode(state), 'KEEPTTL')
     end
   else
     call('SET', key, value or encode(state), 'PX', life + slack)
   end
+end
+
+local function save(i, key, state, expiresAt, kept, was)
+  local value = nil
+  local toInteger = toIntegers[i]
+  if toInteger ~= nil and slack == 1 and expiresAt > now then value = toInteger(state) end
+  write(key, value, state, expiresAt, kept, was)
 end
 
 if op == 'r' then
@@ -176,10 +195,66 @@ if loading then
 else
   raws = call('MGET', unpack(keys))
 end
+-- A decision's fields in the reply after position r (a retry that never comes: -1).
+local function answer(reply, r, ok, remaining, resetMs, retryAfterMs, delayMs)
+  if retryAfterMs == huge then retryAfterMs = -1 end
+  reply[r + 1] = ok and 1 or 0
+  reply[r + 2] = remaining
+  reply[r + 3] = resetMs
+  reply[r + 4] = retryAfterMs
+  reply[r + 5] = delayMs
+end
+
+-- The commonest batch: under Redis TIME every call a consume of cost 1 without a lease ('p'), of one
+-- policy whose twin steps the state it keeps in one integer (stepInteger): decided on the integers,
+-- with no table a call, as the loop below decides it. Nil, with nothing written, on a key that holds
+-- anything else or a count the integer cannot hold: the loop below then decides the batch.
+local function integerBatch(stepInteger, limit, w)
+  local reply = { now }
+  local slots, slotKeys, values, olds, kepts = {}, {}, {}, {}, {}
+  local nslots, expiresAt, r = 0, 0, 1
+  for k = 1, #keys do
+    local key = keys[k]
+    local slot = slots[key]
+    local packed = nil
+    if slot ~= nil then
+      packed = values[slot]
+    else
+      local raw = raws[k]
+      if raw then
+        local first = byte(raw, 1)
+        if first < 48 or first > 57 then return nil end
+        packed = raw + 0
+      end
+    end
+    local ok, value, remaining, resetMs, retryAfterMs, delayMs, expires, kept = stepInteger(packed, now, 1, limit, w)
+    answer(reply, r, ok, remaining, resetMs, retryAfterMs, delayMs)
+    r = r + {{replyFields}}
+    if ok then
+      if value == nil then return nil end
+      if slot == nil then
+        nslots = nslots + 1
+        slot = nslots
+        slots[key], slotKeys[slot], olds[slot], kepts[slot] = slot, key, packed, kept
+      end
+      values[slot] = value
+      expiresAt = expires
+    end
+  end
+  for slot = 1, nslots do
+    write(slotKeys[slot], values[slot], nil, expiresAt, kepts[slot], olds[slot])
+  end
+  return reply
+end
+if stride == 0 and n == 1 and stepIntegers[1] ~= nil then
+  local reply = integerBatch(stepIntegers[1], limits[1], windows[1])
+  if reply ~= nil then return reply end
+end
+
 -- Per key written: its slot in the lists of what to write (the policy, the state, its expiresAt, until
 -- when the key surely lives as it was before the batch, the integer it held then, and now when it was
 -- last charged).
-local written = {}
+local written, nwritten = {}, 0
 local wkeys, wpolicies, wstates, wexpiries, wkept, wwas, wnows = {}, {}, {}, {}, {}, {}, {}
 local states, integers, nexts, expiries = {}, {}, {}, {}
 local reply = { now }
@@ -220,14 +295,9 @@ for c = 0, #keys / n - 1 do
     local ok, next, remaining, resetMs, retryAfterMs, delayMs, expiresAt =
       steps[i](state, now, cost, limits[i], windows[i], bursts[i], leaseId)
     if not ok then allowed = false end
-    if retryAfterMs == huge then retryAfterMs = -1 end
     nexts[i] = next
     expiries[i] = expiresAt
-    reply[r + 1] = ok and 1 or 0
-    reply[r + 2] = remaining
-    reply[r + 3] = resetMs
-    reply[r + 4] = retryAfterMs
-    reply[r + 5] = delayMs
+    answer(reply, r, ok, remaining, resetMs, retryAfterMs, delayMs)
     r = r + {{replyFields}}
   end
   if allowed and consume then
@@ -238,7 +308,8 @@ for c = 0, #keys / n - 1 do
         saves[i](key, nexts[i], now, cost, expiries[i] - now, slack)
       else
         if w == nil then
-          w = #wkeys + 1
+          nwritten = nwritten + 1
+          w = nwritten
           written[key] = w
           wkeys[w] = key
           wpolicies[w] = i
@@ -264,7 +335,7 @@ for c = 0, #keys / n - 1 do
     end
   end
 end
-for w = 1, #wkeys do
+for w = 1, nwritten do
   if clocked then now = wnows[w] end
   save(wpolicies[w], wkeys[w], wstates[w], wexpiries[w], wkept[w], wwas[w])
 end
