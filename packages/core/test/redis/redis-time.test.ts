@@ -61,6 +61,44 @@ describeRedis('RedisStore under Redis TIME: states packed in one integer', () =>
     },
   );
 
+  // The script's commonest batch, every call a consume of cost 1 without a lease, is decided on the
+  // integers the keys hold (the twins' stepInteger, step-integer.test.ts); one to four calls a batch,
+  // a subject's key met again within it, denials included.
+  test.each(['sliding-window', 'fixed-window'] as const)(
+    '%s: batches of plain consumes equal the memory store at the same instants',
+    async (algorithm) => {
+      const limiter = windowLimiter(algorithm, uniquePrefix('plain'), 'time', LIMIT, WINDOW_MS);
+      const redis = new RedisStore({ client });
+      let now = 0;
+      const memory = new MemoryStore({ clock: () => now });
+      const windows = new Set<number>();
+      const seen = { allowed: 0, denied: 0 };
+      const deadline = Date.now() + 10_000;
+      let round = 0;
+      while (windows.size < WINDOWS && Date.now() < deadline) {
+        const calls: StoreCall[] = Array.from({ length: 1 + (round % 4) }, (_, i) => ({
+          limiter,
+          subject: (round + i) % 3 === 0 ? 'v' : 'u',
+          cost: 1,
+          leaseId: 0,
+          mode: 'consume',
+        }));
+        round++;
+        const outcomes = await Promise.all(calls.map((c) => redis.consume(c)));
+        for (let i = 0; i < calls.length; i++) {
+          now = outcomes[i]!.now;
+          const steps = reported(memory.consume(calls[i]!).steps);
+          expect(outcomes[i]!.steps).toEqual(steps);
+          seen[steps[0]!.allowed ? 'allowed' : 'denied']++;
+        }
+        windows.add(Math.floor(now / WINDOW_MS));
+      }
+      expect(windows.size).toBe(WINDOWS);
+      expect(seen.allowed).toBeGreaterThan(0);
+      expect(seen.denied).toBeGreaterThan(0);
+    },
+  );
+
   test.each(['sliding-window', 'fixed-window'] as const)(
     "%s: a subject new in its window holds one of Redis's shared integers (no object of its own)",
     async (algorithm) => {
