@@ -1,4 +1,3 @@
-import { soon } from '../../../portable/runtime.js';
 import type { ScriptRunner } from './runner.js';
 
 /** A node-redis (the `redis` package) v4 or v5 client, from `createClient`. */
@@ -121,47 +120,9 @@ export function nodeRedisRunner(client: NodeRedisScriptClient | NodeRedisScriptC
       eval: (script, numKeys, args) => send('EVAL', script, numKeys, args),
     };
   }
-  const pace = paced();
   return {
     isCluster: false,
-    evalsha: (sha, numKeys, args) => client.sendCommand(command('EVALSHA', sha, numKeys, args)).then(pace),
-    eval: (script, numKeys, args) => client.sendCommand(command('EVAL', script, numKeys, args)).then(pace),
-  };
-}
-
-/** `task` in the turn after the next: after every setImmediate queued in this turn has run. */
-const afterNextTurn = (task: () => void) => soon(() => soon(task));
-
-/**
- * node-redis writes every command of a turn of the event loop together, at `setImmediate` (v4 uncorks
- * its socket there). Two batches whose replies arrive in one turn would have their next batches made in
- * that turn and written together, decided together, answered together: this process and Redis would
- * take turns, each idle while the other works (Redis read exactly 2.00 scripts per read at 64 calls in
- * flight, where ioredis, which writes each batch at once, gave 1.5 to 1.8 on the same machine). So one
- * reply a turn is handed on at once and those after it a turn after the client's write: Redis decides
- * the first reply's next batch while this process makes the second's. A reply that comes alone is
- * never held; a held one waits two turns of the event loop at most, with nothing else to do in them.
- * A cluster is not paced: its batches are one hash tag each, spread over its nodes.
- */
-function paced(): <T>(reply: T) => T | Promise<T> {
-  /** Replies waiting for the next turn; undefined when none was handed on this turn. */
-  let held: Array<() => void> | undefined;
-  const release = () => {
-    const waiting = held!;
-    if (waiting.length === 0) {
-      held = undefined;
-      return;
-    }
-    held = [];
-    for (const handOn of waiting) handOn();
-    afterNextTurn(release);
-  };
-  return <T>(reply: T): T | Promise<T> => {
-    if (held === undefined) {
-      held = [];
-      afterNextTurn(release);
-      return reply;
-    }
-    return new Promise<T>((resolve) => held!.push(() => resolve(reply)));
+    evalsha: (sha, numKeys, args) => client.sendCommand(command('EVALSHA', sha, numKeys, args)),
+    eval: (script, numKeys, args) => client.sendCommand(command('EVAL', script, numKeys, args)),
   };
 }
