@@ -24,39 +24,57 @@ describeRedis('RedisStore under Redis TIME: states packed in one integer', () =>
 
   afterAll(closeClients);
 
+  type Limiter = ReturnType<typeof windowLimiter>;
+
+  /**
+   * Batches of `batch(limiter, round)` on Redis until real time has crossed WINDOWS window starts, each
+   * outcome equal to the memory store's at the instant Redis decided; `after` sees each round's steps.
+   */
+  async function acrossWindows(
+    limiter: Limiter,
+    batch: (limiter: Limiter, round: number) => StoreCall[],
+    after: (steps: ReturnType<typeof reported>[]) => Promise<void> | void,
+  ): Promise<void> {
+    const redis = new RedisStore({ client });
+    let now = 0;
+    const memory = new MemoryStore({ clock: () => now });
+    const windows = new Set<number>();
+    const deadline = Date.now() + 10_000;
+    for (let round = 0; windows.size < WINDOWS && Date.now() < deadline; round++) {
+      const calls = batch(limiter, round);
+      const outcomes = await Promise.all(calls.map((c) => redis.consume(c)));
+      const steps = [];
+      for (let i = 0; i < calls.length; i++) {
+        now = outcomes[i]!.now;
+        steps.push(reported(memory.consume(calls[i]!).steps));
+        expect(outcomes[i]!.steps).toEqual(steps[i]);
+      }
+      windows.add(Math.floor(now / WINDOW_MS));
+      await after(steps);
+    }
+    expect(windows.size).toBe(WINDOWS);
+  }
+
   test.each(['sliding-window', 'fixed-window'] as const)(
     '%s: decisions across window starts equal the memory store at the same instants',
     async (algorithm) => {
       const limiter = windowLimiter(algorithm, uniquePrefix('packed'), 'time', LIMIT, WINDOW_MS);
-      const redis = new RedisStore({ client });
-      let now = 0;
-      const memory = new MemoryStore({ clock: () => now });
       const keys: Array<string | number> = [];
       planOf(limiter).keys('u', keys);
-      const windows = new Set<number>();
       const encodings = new Set<string>();
-      const deadline = Date.now() + 10_000;
-      let round = 0;
-      while (windows.size < WINDOWS && Date.now() < deadline) {
-        // One to three calls in one batch (one script run, one Redis TIME), costs 1 and 2, peeks too.
-        const calls: StoreCall[] = Array.from({ length: 1 + (round % 3) }, (_, i) => ({
-          limiter,
+      // One to three calls in one batch (one script run, one Redis TIME), costs 1 and 2, peeks too.
+      const mixed = (l: Limiter, round: number): StoreCall[] =>
+        Array.from({ length: 1 + (round % 3) }, (_, i) => ({
+          limiter: l,
           subject: 'u',
           cost: 1 + ((round + i) % 2),
           leaseId: 0,
           mode: (round + i) % 5 === 4 ? 'peek' : 'consume',
         }));
-        round++;
-        const outcomes = await Promise.all(calls.map((c) => redis.consume(c)));
-        for (let i = 0; i < calls.length; i++) {
-          now = outcomes[i]!.now;
-          expect(outcomes[i]!.steps).toEqual(reported(memory.consume(calls[i]!).steps));
-        }
-        windows.add(Math.floor(now / WINDOW_MS));
+      await acrossWindows(limiter, mixed, async () => {
         const encoding = await client.object('ENCODING', keys[0] as string);
         if (encoding !== null) encodings.add(String(encoding));
-      }
-      expect(windows.size).toBe(WINDOWS);
+      });
       expect([...encodings]).toEqual(['int']);
     },
   );
@@ -68,32 +86,18 @@ describeRedis('RedisStore under Redis TIME: states packed in one integer', () =>
     '%s: batches of plain consumes equal the memory store at the same instants',
     async (algorithm) => {
       const limiter = windowLimiter(algorithm, uniquePrefix('plain'), 'time', LIMIT, WINDOW_MS);
-      const redis = new RedisStore({ client });
-      let now = 0;
-      const memory = new MemoryStore({ clock: () => now });
-      const windows = new Set<number>();
       const seen = { allowed: 0, denied: 0 };
-      const deadline = Date.now() + 10_000;
-      let round = 0;
-      while (windows.size < WINDOWS && Date.now() < deadline) {
-        const calls: StoreCall[] = Array.from({ length: 1 + (round % 4) }, (_, i) => ({
-          limiter,
+      const plain = (l: Limiter, round: number): StoreCall[] =>
+        Array.from({ length: 1 + (round % 4) }, (_, i) => ({
+          limiter: l,
           subject: (round + i) % 3 === 0 ? 'v' : 'u',
           cost: 1,
           leaseId: 0,
           mode: 'consume',
         }));
-        round++;
-        const outcomes = await Promise.all(calls.map((c) => redis.consume(c)));
-        for (let i = 0; i < calls.length; i++) {
-          now = outcomes[i]!.now;
-          const steps = reported(memory.consume(calls[i]!).steps);
-          expect(outcomes[i]!.steps).toEqual(steps);
-          seen[steps[0]!.allowed ? 'allowed' : 'denied']++;
-        }
-        windows.add(Math.floor(now / WINDOW_MS));
-      }
-      expect(windows.size).toBe(WINDOWS);
+      await acrossWindows(limiter, plain, (steps) => {
+        for (const s of steps) seen[s[0]!.allowed ? 'allowed' : 'denied']++;
+      });
       expect(seen.allowed).toBeGreaterThan(0);
       expect(seen.denied).toBeGreaterThan(0);
     },
