@@ -39,7 +39,7 @@ const PREFIX = `sluice_v${SCHEMA_VERSION}_`;
  * Version 2 took a key of its own, so a v1 and a v2 process starting on an empty database created
  * the table at once (23505 on pg_type_typname_nsp_index in half the runs of an attack).
  */
-const SCHEMA_LOCK = `hashtext('sluice schema'), 1`;
+export const SCHEMA_LOCK = `hashtext('sluice schema'), 1`;
 
 /**
  * How much longer rows live, on the database's clock, than a caller's clock says they matter. A stale
