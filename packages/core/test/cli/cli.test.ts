@@ -147,8 +147,10 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
       storeUrl = `redis-cluster://${nodes}`;
       env = { SLUICE_CLI_TEST_CLUSTER: nodes, SLUICE_CLI_TEST_PREFIX: prefix };
     }
-    // The app: the options of app-config.mjs, on a client of its own.
-    const options: HttpOptions<Req> = { ...APP_OPTIONS, store, prefix, validate: false };
+    // The app: the options of app-config.mjs, on a client of its own. Its calls wait for the store (the
+    // default 250 ms, passed on a loaded machine, would have the local fallback decide, and the counts
+    // the CLI reads would not be the app's).
+    const options: HttpOptions<Req> = { ...APP_OPTIONS, store, prefix, validate: false, storeTimeout: '30s' };
     const app: HttpHandler<Req> = createHttpHandler(options, reader);
     return { app, prefix, storeUrl, env, store };
   }
@@ -555,7 +557,14 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
   // that calls limiter.consume('user-42') counts what it passes.
   test('--config exporting a limiter: --subject takes a subject without a kind', async () => {
     const { store, prefix, env } = await setUp('standalone');
-    const limiter = createLimiter({ store, prefix, name: 'jobs', limit: 5, window: '1m' });
+    const limiter = createLimiter({
+      store,
+      prefix,
+      name: 'jobs',
+      limit: 5,
+      window: '1m',
+      storeTimeout: '30s',
+    });
     for (let i = 0; i < 2; i++) await limiter.consume('user-42');
     const run = await sluice(['inspect', '--config', CONFIG_LIMITER, '--subject', 'user-42', '--json'], env);
     expect(run.code).toBe(0);
