@@ -37,17 +37,18 @@ interface Nudger {
   sent(key: string): void;
 }
 
-/** One nudger per cluster client, however many stores share it: its listeners are added once. */
-const nudgers = new WeakMap<NodeRedisScriptCluster, Nudger>();
-
-function nudgerOf(client: NodeRedisScriptCluster): Nudger {
-  let found = nudgers.get(client);
+/** What `make` gives for `client`, made once per client however many stores share it. */
+function perClient<C extends object, T>(made: WeakMap<C, T>, client: C, make: (client: C) => T): T {
+  let found = made.get(client);
   if (found === undefined) {
-    found = nudger(client);
-    nudgers.set(client, found);
+    found = make(client);
+    made.set(client, found);
   }
   return found;
 }
+
+/** One nudger per cluster client: its listeners are added once. */
+const nudgers = new WeakMap<NodeRedisScriptCluster, Nudger>();
 
 function nudger(client: NodeRedisScriptCluster): Nudger {
   let lastKey: string | undefined;
@@ -105,7 +106,7 @@ function command(
  */
 export function nodeRedisRunner(client: NodeRedisScriptClient | NodeRedisScriptCluster): ScriptRunner {
   if (isCluster(client)) {
-    const topology = nudgerOf(client);
+    const topology = perClient(nudgers, client, nudger);
     // Every key of a call shares one slot: the first routes it.
     const send = (name: string, body: string, numKeys: number, args: Array<string | number>) => {
       const key = args[0] as string;
@@ -121,7 +122,7 @@ export function nodeRedisRunner(client: NodeRedisScriptClient | NodeRedisScriptC
       eval: (script, numKeys, args) => send('EVAL', script, numKeys, args),
     };
   }
-  const send = pacedSenderOf(client);
+  const send = perClient(pacers, client, pacedSender);
   return {
     isCluster: false,
     evalsha: (sha, numKeys, args) => send(command('EVALSHA', sha, numKeys, args)),
@@ -131,17 +132,8 @@ export function nodeRedisRunner(client: NodeRedisScriptClient | NodeRedisScriptC
 
 type Send = (args: string[]) => Promise<unknown>;
 
-/** One pacer per client, however many stores share it: the client writes once a turn for all. */
+/** One pacer per client: the client writes once a turn for all the stores on it. */
 const pacers = new WeakMap<NodeRedisScriptClient, Send>();
-
-function pacedSenderOf(client: NodeRedisScriptClient): Send {
-  let found = pacers.get(client);
-  if (found === undefined) {
-    found = pacedSender(client);
-    pacers.set(client, found);
-  }
-  return found;
-}
 
 /**
  * node-redis writes every command of a turn of the event loop together, at `setImmediate`. Batches
