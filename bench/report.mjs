@@ -121,7 +121,8 @@ ${heading(redis, 'pnpm bench:redis', what)}
 
 One Node process, ${redis.settings.inFlight} calls in flight, ${redis.settings.subjects.toLocaleString('en')} subjects round robin for ${redis.settings.seconds} s a round, after one call per
 subject (that pass measures memory in the first round: \`INFO memory\` before and after, once Redis has rehashed). ioredis and
-iovalkey run with auto-pipelining; node-redis writes a turn's commands together by itself. Redis CPU is the \`INFO cpu\`
+iovalkey run with auto-pipelining; node-redis writes a turn's commands together by itself (Sluice's store sends the first
+batch of a turn at once and the rest a turn later, so Redis starts on one while the next is made). Redis CPU is the \`INFO cpu\`
 user + sys delta over the timed pass. "Scripts" counts EVALSHA/EVAL per decision (one script call is one round trip;
 Sluice sends a turn's calls in one); "commands" counts every command Redis ran, scripts' included. Each client's Sluice
 row meets the peers on the same client: rate-limit-redis through its \`sendCommand\` option on node-redis and iovalkey

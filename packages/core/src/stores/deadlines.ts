@@ -57,7 +57,14 @@ export class Deadlines {
   /** When the armed timer should fire. */
   private dueAt = 0;
 
-  constructor(private readonly timeoutMs: number) {}
+  /**
+   * @param afterSent the store's, where it writes a turn's calls later than the end of that turn
+   * (Store.afterSent): their time starts once it has.
+   */
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly afterSent?: (task: () => void) => void,
+  ) {}
 
   /**
    * Calls `answered` with what `promise` resolves to, or `failed` when it rejects or once `timeoutMs`
@@ -82,7 +89,7 @@ export class Deadlines {
     this.tail = waiter;
     if (this.unstamped === undefined) {
       this.unstamped = waiter;
-      soon(this.stamp);
+      soon(this.turnOver);
     }
     promise.then(
       (value) => {
@@ -119,7 +126,13 @@ export class Deadlines {
     }
   }
 
-  /** The turn's calls start their time now, all at once: their deadlines keep the FIFO's order. */
+  /** The turn is over: its calls' time starts now, or once the store has written them. */
+  private readonly turnOver = (): void => {
+    if (this.afterSent === undefined) this.stamp();
+    else this.afterSent(this.stamp);
+  };
+
+  /** The calls waiting start their time now, all at once: their deadlines keep the FIFO's order. */
   private readonly stamp = (): void => {
     const deadline = performance.now() + this.timeoutMs;
     for (let waiter = this.unstamped; waiter !== undefined; waiter = waiter.next) waiter.deadline = deadline;

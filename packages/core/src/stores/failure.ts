@@ -102,7 +102,7 @@ export class StoreGuard {
     private readonly finish: Finish,
   ) {
     ({ breaker: this.breaker, fallback: this.fallback } = healthOf(store));
-    this.deadlines = new Deadlines(config.storeTimeoutMs);
+    this.deadlines = new Deadlines(config.storeTimeoutMs, store.afterSent?.bind(store));
     this.now = store.clock ?? performanceNow;
     this.name = config.name;
     this.storeName = storeKind(store);

@@ -80,6 +80,13 @@ export interface Store {
    * fresh process's first burst time out and be decided by the local fallback.
    */
   ready?(): Promise<void> | undefined;
+  /**
+   * For a store that may write a turn's calls later than the end of that turn (RedisStore on
+   * node-redis: a turn's later batches go a turn after its first): runs `task` once the calls made so
+   * far are written. The limiter starts their storeTimeout then, so the process's own busy time before
+   * the write is not counted as the store's. Without it, a call's time starts when its turn is over.
+   */
+  afterSent?(task: () => void): void;
   consume(call: StoreCall): StoreOutcome | Promise<StoreOutcome>;
   refund(call: RefundCall): void | Promise<void>;
   /** Forgets the subject under every subject-scoped policy of the limiter. */

@@ -137,6 +137,52 @@ describe('storeTimeout', () => {
   });
 });
 
+describe('a store that writes its calls later than their turn (Store.afterSent)', () => {
+  /** A ControlledStore whose calls are written when the test says (RedisStore on node-redis, paced). */
+  class WritingLaterStore extends ControlledStore {
+    private waiting: Array<() => void> = [];
+    afterSent(task: () => void): void {
+      this.waiting.push(task);
+    }
+    written(): void {
+      const tasks = this.waiting;
+      this.waiting = [];
+      for (const task of tasks) task();
+    }
+  }
+
+  // The hostile review of d942ce9: a handler held the process past storeTimeout before node-redis wrote
+  // a turn's later batches, and their calls failed for time the store never had.
+  test("calls' storeTimeout starts once the store has written them, not when their turn is over", async () => {
+    const store = new WritingLaterStore();
+    store.health = 'hang';
+    const limiter = createLimiter({
+      limit: 5,
+      window: '1m',
+      store,
+      storeTimeout: 250,
+      onStoreError: 'allow',
+    });
+    const first = track(limiter.consume('a'));
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(first.settled).toBe(false);
+    store.written();
+    await jest.advanceTimersByTimeAsync(249);
+    expect(first.settled).toBe(false);
+    store.answerHung('resolve');
+    await jest.advanceTimersByTimeAsync(LATER);
+    expect(first.value).toMatchObject({ allowed: true, remaining: 4 });
+    expect(first.value?.degraded).toBeUndefined();
+
+    // Once written, its time runs as any call's: a store that does not answer fails it at storeTimeout.
+    const second = track(limiter.consume('a'));
+    await jest.advanceTimersByTimeAsync(LATER);
+    store.written();
+    await jest.advanceTimersByTimeAsync(250 + LATER);
+    expect(second.value).toMatchObject({ allowed: true, degraded: true });
+  });
+});
+
 describe('a store getting ready (Store.ready)', () => {
   /** A ControlledStore that is not ready until the test says, as PostgresStore before its first connection. */
   class StartingStore extends ControlledStore {

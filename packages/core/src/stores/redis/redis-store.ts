@@ -149,6 +149,18 @@ export class RedisStore implements Store {
     return outcome;
   }
 
+  /** Store.afterSent: where the client writes a turn's later batches a turn late (node-redis), once it has. */
+  afterSent(task: () => void): void {
+    const after = this.client.afterSent;
+    if (after === undefined) {
+      task();
+      return;
+    }
+    // The turn's batches go now rather than later in this phase, so the client holds what it will.
+    if (this.flushing) this.flush();
+    after(task);
+  }
+
   async refund(call: RefundCall): Promise<void> {
     const plan = planOf(call.limiter);
     const { cost, chargedAt, leaseId } = call.charge;

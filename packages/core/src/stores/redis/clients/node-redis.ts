@@ -122,18 +122,28 @@ export function nodeRedisRunner(client: NodeRedisScriptClient | NodeRedisScriptC
       eval: (script, numKeys, args) => send('EVAL', script, numKeys, args),
     };
   }
-  const send = perClient(pacers, client, pacedSender);
+  const self = (client as { _self?: NodeRedisScriptClient })._self ?? client;
+  const paced = perClient(pacers, self, pacer);
   return {
     isCluster: false,
-    evalsha: (sha, numKeys, args) => send(command('EVALSHA', sha, numKeys, args)),
-    eval: (script, numKeys, args) => send(command('EVAL', script, numKeys, args)),
+    evalsha: (sha, numKeys, args) => paced.send(client, command('EVALSHA', sha, numKeys, args)),
+    eval: (script, numKeys, args) => paced.send(client, command('EVAL', script, numKeys, args)),
+    afterSent: paced.afterSent,
   };
 }
 
-type Send = (args: string[]) => Promise<unknown>;
+/** Sends a command, paced; runs a task once the commands given so far are written (Store.afterSent). */
+interface Pacer {
+  send(client: NodeRedisScriptClient, args: string[]): Promise<unknown>;
+  afterSent(task: () => void): void;
+}
 
-/** One pacer per client: the client writes once a turn for all the stores on it. */
-const pacers = new WeakMap<NodeRedisScriptClient, Send>();
+/**
+ * One pacer per connection: the client writes once a turn for all the stores on it. Keyed by `_self`,
+ * the client itself, where node-redis 5 and 6 hand out views of it that share its socket
+ * (withCommandOptions, withTypeMapping, asap: Object.create(client)).
+ */
+const pacers = new WeakMap<NodeRedisScriptClient, Pacer>();
 
 /**
  * node-redis writes every command of a turn of the event loop together, at `setImmediate`. Batches
@@ -143,43 +153,64 @@ const pacers = new WeakMap<NodeRedisScriptClient, Send>();
  * So the first command of a turn goes at once and those after it a turn later, in order, written
  * together: Redis decides the first while this process still makes the rest. The wait is before the
  * command is sent, so a reply is handed on as it is read (a reply held back instead was failed by
- * storeTimeout's expiry, which runs once the replies already read are handed on: 79bc5e6). A
- * cluster's batches are one hash tag each, spread over its nodes: not paced.
+ * storeTimeout's expiry, which runs once the replies already read are handed on: 79bc5e6), and the
+ * calls of a held command start their storeTimeout once it is written (afterSent): a handler of the
+ * first batch's replies that ran past storeTimeout, before the rest were written, failed them (the
+ * hostile review of d942ce9). A cluster's batches are one hash tag each, spread over its nodes: not
+ * paced.
  */
-function pacedSender(client: NodeRedisScriptClient): Send {
-  const sendNow: Send = (args) => {
-    try {
-      return client.sendCommand(args);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  };
-  /** Whether a command went this turn (node-redis's write of it is queued). */
+function pacer(): Pacer {
+  /** Whether a command went this turn (the client's write of it is queued). */
   let sent = false;
   const turnOver = () => {
     sent = false;
   };
   /** Commands waiting for the next turn, in order; undefined when none waits. */
   let held: Array<() => void> | undefined;
+  /** Tasks waiting for the held commands to be written. */
+  let waitingForWrite: Array<() => void> = [];
   const release = () => {
-    const waiting = held!;
+    const commands = held!;
     held = undefined;
     sent = true;
     soon(turnOver);
-    for (const go of waiting) go();
-  };
-  return (args) => {
-    if (held === undefined && !sent) {
-      sent = true;
-      // Queued after the client's write of this command: the turn is over once it is written.
-      soon(turnOver);
-      return sendNow(args);
+    for (const go of commands) go();
+    if (waitingForWrite.length > 0) {
+      const tasks = waitingForWrite;
+      waitingForWrite = [];
+      // Queued after the client's write of what was just sent: they run once it is written.
+      soon(() => {
+        for (const task of tasks) task();
+      });
     }
-    if (held === undefined) {
-      held = [];
-      soon(release);
-    }
-    const waiting = held;
-    return new Promise((resolve) => waiting.push(() => resolve(sendNow(args))));
   };
+  return {
+    send(client, args) {
+      if (held === undefined && !sent) {
+        sent = true;
+        // Queued after the client's write of this command: the turn is over once it is written.
+        soon(turnOver);
+        return sendNow(client, args);
+      }
+      if (held === undefined) {
+        held = [];
+        soon(release);
+      }
+      const commands = held;
+      return new Promise((resolve) => commands.push(() => resolve(sendNow(client, args))));
+    },
+    afterSent(task) {
+      if (held === undefined) task();
+      else waitingForWrite.push(task);
+    },
+  };
+}
+
+/** client.sendCommand, a throw as a rejection (of this command alone). */
+function sendNow(client: NodeRedisScriptClient, args: string[]): Promise<unknown> {
+  try {
+    return client.sendCommand(args);
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }

@@ -21,6 +21,8 @@ export interface ScriptRunner {
   readonly isCluster: boolean;
   evalsha(sha: string, numKeys: number, args: Array<string | number>): Promise<unknown>;
   eval(script: string, numKeys: number, args: Array<string | number>): Promise<unknown>;
+  /** Where the client writes some commands later than the end of their turn: Store.afterSent. */
+  afterSent?(task: () => void): void;
 }
 
 /**
