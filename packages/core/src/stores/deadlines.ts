@@ -16,7 +16,7 @@ export function isTimeout(error: unknown): boolean {
   return error === timedOut;
 }
 
-import { soon } from '../portable/runtime.js';
+import { soon, unref } from '../portable/runtime.js';
 
 /** The longest delay setTimeout takes (about 24.8 days); a longer one would fire at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -128,8 +128,32 @@ export class Deadlines {
 
   /** The turn is over: its calls' time starts now, or once the store has written them. */
   private readonly turnOver = (): void => {
-    if (this.afterSent === undefined) this.stamp();
-    else this.afterSent(this.stamp);
+    const afterSent = this.afterSent;
+    if (afterSent === undefined) {
+      this.stamp();
+      return;
+    }
+    // Once, for this chain only (a chain started since has a turn of its own), and bounded: a store
+    // that never says (a wrapper that drops the task) has its calls' time start one timeoutMs late,
+    // where trusting it hung them for ever (hostile review of aa81248).
+    const chain = this.unstamped;
+    let done = false;
+    let fallback: ReturnType<typeof setTimeout> | undefined;
+    const written = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(fallback);
+      if (this.unstamped === chain) this.stamp();
+    };
+    try {
+      afterSent(written);
+    } catch {
+      written();
+    }
+    if (!done) {
+      fallback = setTimeout(written, this.timeoutMs);
+      unref(fallback);
+    }
   };
 
   /** The calls waiting start their time now, all at once: their deadlines keep the FIFO's order. */

@@ -164,7 +164,8 @@ describe('a store that writes its calls later than their turn (Store.afterSent)'
       onStoreError: 'allow',
     });
     const first = track(limiter.consume('a'));
-    await jest.advanceTimersByTimeAsync(1000);
+    // Not written for 200 ms (within the one storeTimeout a store that never says is given).
+    await jest.advanceTimersByTimeAsync(200);
     expect(first.settled).toBe(false);
     store.written();
     await jest.advanceTimersByTimeAsync(249);
@@ -180,6 +181,51 @@ describe('a store that writes its calls later than their turn (Store.afterSent)'
     store.written();
     await jest.advanceTimersByTimeAsync(250 + LATER);
     expect(second.value).toMatchObject({ allowed: true, degraded: true });
+  });
+});
+
+describe('a store whose afterSent never says, or throws', () => {
+  // Hostile review of aa81248: a wrapper store forwarding afterSent to a store without one dropped the
+  // task, and Deadlines, trusting it, never started the calls' time: a store that never answered hung
+  // them for ever (still pending after 2 s, storeTimeout 50 ms).
+  test('a task never run: the calls still fail over, one storeTimeout late at most', async () => {
+    class Dropping extends ControlledStore {
+      afterSent(_task: () => void): void {}
+    }
+    const store = new Dropping();
+    store.health = 'hang';
+    const limiter = createLimiter({
+      limit: 5,
+      window: '1m',
+      store,
+      storeTimeout: 250,
+      onStoreError: 'allow',
+    });
+    const call = track(limiter.consume('a'));
+    await jest.advanceTimersByTimeAsync(250 + LATER);
+    expect(call.settled).toBe(false);
+    await jest.advanceTimersByTimeAsync(250 + LATER);
+    expect(call.value).toMatchObject({ allowed: true, degraded: true });
+  });
+
+  test("an afterSent that throws: the calls' time starts at the end of their turn", async () => {
+    class Throwing extends ControlledStore {
+      afterSent(): void {
+        throw new Error('afterSent broke');
+      }
+    }
+    const store = new Throwing();
+    store.health = 'hang';
+    const limiter = createLimiter({
+      limit: 5,
+      window: '1m',
+      store,
+      storeTimeout: 250,
+      onStoreError: 'allow',
+    });
+    const call = track(limiter.consume('a'));
+    await jest.advanceTimersByTimeAsync(250 + LATER);
+    expect(call.value).toMatchObject({ allowed: true, degraded: true });
   });
 });
 

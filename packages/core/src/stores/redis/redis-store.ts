@@ -156,9 +156,11 @@ export class RedisStore implements Store {
       task();
       return;
     }
-    // The turn's batches go now rather than later in this phase, so the client holds what it will.
-    if (this.flushing) this.flush();
-    after(task);
+    // Asked before this turn's batches went: once they have, the client knows what it holds. Not by
+    // sending them now, which put this store's batches before those of another store on the client
+    // made earlier in the turn (hostile review of aa81248).
+    if (this.flushing) this.sentLater.push(task);
+    else after(task);
   }
 
   async refund(call: RefundCall): Promise<void> {
@@ -184,6 +186,8 @@ export class RedisStore implements Store {
   /** Open batches by limiter and hash tag. */
   private readonly pending = new Map<KeyPlan, Map<string, Batch>>();
   private flushing = false;
+  /** afterSent's tasks asked for before this turn's batches were sent (see afterSent). */
+  private sentLater: Array<() => void> = [];
 
   /** The open batch a call of `plan` for `subject` joins; a flush is due once one is open. */
   private batchOf(plan: KeyPlan, subject: string): Batch {
@@ -209,6 +213,11 @@ export class RedisStore implements Store {
   private flush(): void {
     this.flushing = false;
     for (const open of this.pending.values()) for (const batch of open.values()) this.send(batch);
+    if (this.sentLater.length > 0) {
+      const tasks = this.sentLater;
+      this.sentLater = [];
+      for (const task of tasks) this.client.afterSent!(task);
+    }
   }
 
   /** Sends a batch: its keys, the header, then each call's arguments; each waiter gets its outcome. */
