@@ -195,8 +195,14 @@ export class Deadlines {
       waiter = waiter.next;
     }
     this.head = waiter;
-    if (waiter === undefined) this.tail = undefined;
-    else if (waiter.deadline !== Number.POSITIVE_INFINITY) this.arm(waiter.deadline - now);
+    if (waiter === undefined) {
+      // As dropSettled: the next call starts a chain of its own. A chain left unstamped here (its calls
+      // settled, its stamp still to come) took the next call in without a turn of its own, and the
+      // stale stamp never reached it: a call with no deadline, holding up every later one (hostile
+      // review of f886232; the same, in a narrower window, before afterSent).
+      this.tail = undefined;
+      this.unstamped = undefined;
+    } else if (waiter.deadline !== Number.POSITIVE_INFINITY) this.arm(waiter.deadline - now);
   };
 
   /**

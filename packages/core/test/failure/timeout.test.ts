@@ -1,5 +1,6 @@
 import { createLimiter, type Decision } from '@sluice/core';
 import { expectOnlyWarnings } from '../../../../test/support/warnings.js';
+import { Deadlines } from '../../src/stores/deadlines.js';
 import { ControlledStore } from './controlled-store.js';
 import { track, watchUnhandledRejections } from './promises.js';
 
@@ -226,6 +227,49 @@ describe('a store whose afterSent never says, or throws', () => {
     const call = track(limiter.consume('a'));
     await jest.advanceTimersByTimeAsync(250 + LATER);
     expect(call.value).toMatchObject({ allowed: true, degraded: true });
+  });
+});
+
+describe('Deadlines: a chain emptied by expiry while its stamp waits', () => {
+  // Hostile review of f886232: a call in flight expires; in the turn its expiry waited for, a call that
+  // settles at once (a reset with no subject keys) starts a chain whose stamp waits on afterSent. The
+  // expiry emptied the list but left that chain marked unstamped, so the next call joined it without a
+  // turn of its own, and the stale stamp, reaching only the settled call, never gave it a deadline:
+  // it and every later call waited for the store for ever (Redis paused: hung past 1.5 s at 50 ms).
+  test('the next call still gets a deadline and fails at storeTimeout', async () => {
+    let hold = false;
+    const held: Array<() => void> = [];
+    const deadlines = new Deadlines(50, (task) => (hold ? held.push(task) : task()));
+    const failed: string[] = [];
+    const never = new Promise<never>(() => {});
+    deadlines.watch(
+      never,
+      () => {},
+      () => failed.push('first'),
+    );
+    await jest.advanceTimersByTimeAsync(1);
+    // Queued after the deadline's timer (armed at the stamp): it runs once that timer has deferred the
+    // expiry by a turn.
+    setTimeout(() => {
+      hold = true;
+      deadlines.watch(
+        Promise.resolve(),
+        () => {},
+        () => failed.push('settled'),
+      );
+    }, 49);
+    await jest.advanceTimersByTimeAsync(49 + LATER);
+    expect(failed).toEqual(['first']);
+    deadlines.watch(
+      never,
+      () => {},
+      () => failed.push('next'),
+    );
+    await jest.advanceTimersByTimeAsync(LATER);
+    hold = false;
+    for (const task of held.splice(0)) task();
+    await jest.advanceTimersByTimeAsync(50 + LATER);
+    expect(failed).toEqual(['first', 'next']);
   });
 });
 
