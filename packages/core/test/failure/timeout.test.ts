@@ -24,8 +24,10 @@ afterEach(() => {
  */
 const LATER = 1;
 
-function setup(storeTimeout: number | string = 250) {
-  const store = new ControlledStore();
+function setup<S extends ControlledStore>(
+  storeTimeout: number | string = 250,
+  store: S = new ControlledStore() as S,
+) {
   const limiter = createLimiter({ limit: 5, window: '1m', store, storeTimeout, onStoreError: 'allow' });
   return { store, limiter };
 }
@@ -155,15 +157,8 @@ describe('a store that writes its calls later than their turn (Store.afterSent)'
   // The hostile review of d942ce9: a handler held the process past storeTimeout before node-redis wrote
   // a turn's later batches, and their calls failed for time the store never had.
   test("calls' storeTimeout starts once the store has written them, not when their turn is over", async () => {
-    const store = new WritingLaterStore();
+    const { store, limiter } = setup(250, new WritingLaterStore());
     store.health = 'hang';
-    const limiter = createLimiter({
-      limit: 5,
-      window: '1m',
-      store,
-      storeTimeout: 250,
-      onStoreError: 'allow',
-    });
     const first = track(limiter.consume('a'));
     // Not written for 200 ms (within the one storeTimeout a store that never says is given).
     await jest.advanceTimersByTimeAsync(200);
@@ -193,15 +188,8 @@ describe('a store whose afterSent never says, or throws', () => {
     class Dropping extends ControlledStore {
       afterSent(_task: () => void): void {}
     }
-    const store = new Dropping();
+    const { store, limiter } = setup(250, new Dropping());
     store.health = 'hang';
-    const limiter = createLimiter({
-      limit: 5,
-      window: '1m',
-      store,
-      storeTimeout: 250,
-      onStoreError: 'allow',
-    });
     const call = track(limiter.consume('a'));
     await jest.advanceTimersByTimeAsync(250 + LATER);
     expect(call.settled).toBe(false);
@@ -215,15 +203,8 @@ describe('a store whose afterSent never says, or throws', () => {
         throw new Error('afterSent broke');
       }
     }
-    const store = new Throwing();
+    const { store, limiter } = setup(250, new Throwing());
     store.health = 'hang';
-    const limiter = createLimiter({
-      limit: 5,
-      window: '1m',
-      store,
-      storeTimeout: 250,
-      onStoreError: 'allow',
-    });
     const call = track(limiter.consume('a'));
     await jest.advanceTimersByTimeAsync(250 + LATER);
     expect(call.value).toMatchObject({ allowed: true, degraded: true });
