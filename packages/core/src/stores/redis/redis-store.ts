@@ -65,6 +65,11 @@ export class RedisStore implements Store {
   readonly local = false;
   readonly clock: (() => number) | undefined;
   private readonly client: ScriptRunner;
+  /**
+   * Store.afterSent, only on a client that writes a turn's later batches a turn late (node-redis):
+   * on the others a call's time starts at the end of its turn, with nothing asked per turn.
+   */
+  readonly afterSent?: (task: () => void) => void;
   /** Looks once, at the first call, for a client that refuses calls until connected (offline-queue.ts). */
   private firstCall: (() => void) | undefined;
 
@@ -118,6 +123,16 @@ export class RedisStore implements Store {
       );
     }
     this.client = runner;
+    const after = runner.afterSent;
+    if (after !== undefined) {
+      // Asked before this turn's batches went: once they have, the client knows what it holds. Not by
+      // sending them now, which put this store's batches before those of another store on the client
+      // made earlier in the turn (hostile review of aa81248).
+      this.afterSent = (task) => {
+        if (this.flushing) this.sentLater.push(task);
+        else after(task);
+      };
+    }
     Object.defineProperty(this, GIVEN_CLIENT, { value: client });
     this.clock = clock;
     this.firstCall = offlineQueueCheck(client);
@@ -147,20 +162,6 @@ export class RedisStore implements Store {
     });
     if (batch.waiters.length >= MAX_BATCH_CALLS) this.send(batch);
     return outcome;
-  }
-
-  /** Store.afterSent: where the client writes a turn's later batches a turn late (node-redis), once it has. */
-  afterSent(task: () => void): void {
-    const after = this.client.afterSent;
-    if (after === undefined) {
-      task();
-      return;
-    }
-    // Asked before this turn's batches went: once they have, the client knows what it holds. Not by
-    // sending them now, which put this store's batches before those of another store on the client
-    // made earlier in the turn (hostile review of aa81248).
-    if (this.flushing) this.sentLater.push(task);
-    else after(task);
   }
 
   async refund(call: RefundCall): Promise<void> {
