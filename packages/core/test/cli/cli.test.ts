@@ -44,6 +44,8 @@ const APP_OPTIONS = JSON.parse(
   policies: unknown[];
 };
 const KEY = 'sk-live-very-secret-42';
+/** For the apps of these tests, which read the store the bin writes as soon as it exits (see setUp). */
+const NO_DENY_CACHE = { denyCacheMs: 0 } as const;
 // Each test runs the bin four or five times, a Node start each: slow on a loaded machine.
 jest.setTimeout(120_000);
 
@@ -149,8 +151,18 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     }
     // The app: the options of app-config.mjs, on a client of its own. Its calls wait for the store (the
     // default 250 ms, passed on a loaded machine, would have the local fallback decide, and the counts
-    // the CLI reads would not be the app's).
-    const options: HttpOptions<Req> = { ...APP_OPTIONS, store, prefix, validate: false, storeTimeout: '30s' };
+    // the CLI reads would not be the app's). Its deny cache is off: a reset made by the bin, another
+    // process, reaches a running app within denyCacheMs (the test of that is below), and the cases
+    // here read what the store holds; with the default 1 s, a run of the bin that ends within 1 s of
+    // the app's last denial saw it refused (CI of 185d728).
+    const options: HttpOptions<Req> = {
+      ...APP_OPTIONS,
+      store,
+      prefix,
+      validate: false,
+      storeTimeout: '30s',
+      ...NO_DENY_CACHE,
+    };
     const app: HttpHandler<Req> = createHttpHandler(options, reader);
     return { app, prefix, storeUrl, env, store };
   }
@@ -494,7 +506,7 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     // The plugin's global limit: the module's options, named 'global' by the plugin.
     const { name: _, ...unnamed } = APP_OPTIONS;
     const plugin = createHttpHandler<Req>(
-      { ...unnamed, name: 'global', store, prefix, validate: false },
+      { ...unnamed, name: 'global', store, prefix, validate: false, ...NO_DENY_CACHE },
       reader,
     );
     for (let i = 0; i < 6; i++) await plugin.handle({ ip: '198.51.100.23' });
@@ -528,6 +540,25 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
       env,
     );
     expect([other.code, other.stderr]).toEqual([2, expect.stringContaining('drop --prefix')]);
+  });
+
+  // What a running app sees of the bin's reset (docs/operator.md): its own deny cache may answer a
+  // client it denied for up to denyCacheMs more, never longer. 300 ms here, to keep the wait short; the
+  // wait runs from after the app's last denial, so a loaded machine only makes it longer.
+  test('a running app with a deny cache lets the reset client through once its denyCacheMs has passed', async () => {
+    const { store, prefix, env } = await setUp('standalone');
+    const denyCacheMs = 300;
+    const app = createHttpHandler<Req>(
+      { ...APP_OPTIONS, store, prefix, validate: false, storeTimeout: '30s', denyCacheMs },
+      reader,
+    );
+    for (let i = 0; i < 6; i++) await app.handle({ ip: '198.51.100.28' });
+    expect((await app.handle({ ip: '198.51.100.28' })).status).toBe(403);
+    const deniedAt = Date.now();
+    const reset = await sluice(['reset', '--config', CONFIG, '--ip', '198.51.100.28', '--json'], env);
+    expect(JSON.parse(reset.stdout)).toMatchObject({ banLifted: true, counted: true });
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, deniedAt + denyCacheMs - Date.now())));
+    expect((await app.handle({ ip: '198.51.100.28' })).status).toBe(0);
   });
 
   // Review 28: reset warned CREDENTIAL_SECRET_UNSET and went ahead (exit 0), resetting a key the app
