@@ -1,7 +1,7 @@
 import { buildDecision, buildOneDecision, type Decision, type PolicyInfo } from './decision.js';
 import { decisionChannel, publishDecision } from './diagnostics.js';
 import { ErrorCodes } from './errors.js';
-import { encodeName, encodeSubject, policyNamespace } from './keys.js';
+import { encodeName, encodeSubject, memoryKey, policyNamespace } from './keys.js';
 import { type LimiterConfig, type LimiterOptions, parseLimiterOptions } from './options.js';
 import { emitWarning } from './portable/runtime.js';
 import { StoreGuard } from './stores/failure.js';
@@ -186,7 +186,9 @@ class SluiceLimiter implements Limiter {
   }
 
   async reset(subject: string): Promise<void> {
-    const encoded = encodeSubject(checkSubject(subject));
+    const checked = checkSubject(subject);
+    // The key decide gave it: the memory path keys by memoryKey, every other by encodeSubject.
+    const encoded = this.memory === undefined ? encodeSubject(checked) : memoryKey(checked);
     const own = this.guard === undefined ? this.store.reset(this.target, encoded) : this.guard.reset(encoded);
     const { companions } = this;
     if (companions === undefined) return own;
@@ -194,12 +196,12 @@ class SluiceLimiter implements Limiter {
   }
 
   decide(subject: string, cost: number, mode: StoreCall['mode']): Decision | Promise<Decision> {
-    const encoded = encodeSubject(subject);
     const leaseId = this.leases === undefined || mode === 'peek' ? 0 : ++this.leaseId;
     const store = this.memory;
-    if (store === undefined) return this.decideInStore(encoded, cost, leaseId, mode);
+    if (store === undefined) return this.decideInStore(encodeSubject(subject), cost, leaseId, mode);
     // The single policy on a MemoryStore: the store's step, straight into the decision. Kept in this
     // one method (V8 inlines a hot path only up to a budget of bytecode, and every call spends some).
+    const encoded = memoryKey(subject);
     const now = store.clock();
     const step = store.decideOne(this.only!, this.space!, encoded, cost, leaseId, mode, now);
     const charged = step.allowed && mode === 'consume';

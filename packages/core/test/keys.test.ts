@@ -1,6 +1,13 @@
 import { createLimiter, MemoryStore, type Store, type StoreCall } from '@sluice/core';
 import fc from '../../../test/support/fast-check.js';
-import { credentialDigest, digest, encodeName, encodeSubject, policyNamespace } from '../src/keys.js';
+import {
+  credentialDigest,
+  digest,
+  encodeName,
+  encodeSubject,
+  memoryKey,
+  policyNamespace,
+} from '../src/keys.js';
 
 /** Strings rich in the characters that matter to keys: braces, separators, escapes, unicode, long runs. */
 const awkward = fc.oneof(
@@ -84,6 +91,51 @@ describe('subject encoding', () => {
     expect(encodeSubject(`${'\u00e9'.repeat(40)}\ud83d\ude00${'x'.repeat(40)}`)).toBe(
       '#Jeok2ag0dD9IYByjO4bKPrBdZQgyw5iBMRkmVWxmhrM',
     );
+  });
+});
+
+describe('MemoryStore keys (memoryKey)', () => {
+  it("is injective over awkward subjects, and over subjects written as other subjects' keys", () => {
+    const long = (s: string) => s + 'x'.repeat(70);
+    // A subject that is another's key: short ones written as a long one's digest, with and without
+    // the mark, and as the encoded forms a Redis key would hold.
+    const posing = awkward.chain((s) =>
+      fc.constantFrom(s, memoryKey(long(s)), `#${digest(long(s))}`, encodeSubject(s), long(s)),
+    );
+    fc.assert(
+      fc.property(posing, posing, (a, b) => {
+        if (a !== b) expect(memoryKey(a)).not.toBe(memoryKey(b));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('keeps a subject of up to 64 characters as it is, and bounds a longer one by a digest', () => {
+    for (const s of ['user-42', '{tag}', 'a%25', `#${digest('x'.repeat(80))}`, 'é'.repeat(64)])
+      expect(memoryKey(s)).toBe(s);
+    const token = `sk_live_${'s3cr3t'.repeat(20)}`;
+    expect(memoryKey(token)).toHaveLength(65);
+    expect(memoryKey(token)).toContain(digest(token));
+    expect(memoryKey(token)).not.toContain('s3cr3t');
+  });
+
+  // The memory path keys by memoryKey and every other path by encodeSubject: a limiter's reset and
+  // refund must find what its decide wrote, for subjects the two keys differ on.
+  it.each([
+    ['escaped by encodeSubject', 'a b%{x}'],
+    ['digested', `sk_live_${'s3cr3t'.repeat(20)}`],
+  ])('a memory limiter resets and refunds a subject %s', async (_, subject) => {
+    const limiter = createLimiter({ limit: 2, window: '1m', store: new MemoryStore() });
+    await limiter.consume(subject);
+    const last = await limiter.consume(subject);
+    expect((await limiter.consume(subject)).allowed).toBe(false);
+    await last.refund!();
+    expect(await limiter.consume(subject)).toMatchObject({ allowed: true, remaining: 0 });
+    await limiter.reset(subject);
+    expect(await limiter.consume(subject)).toMatchObject({ allowed: true, remaining: 1 });
+    // A subject written as the other's key is counted on its own.
+    const posing = subject.length > 64 ? `#${digest(subject)}` : encodeSubject(subject);
+    expect(await limiter.consume(posing)).toMatchObject({ allowed: true, remaining: 1 });
   });
 });
 

@@ -26,7 +26,10 @@ export interface StoreLimiter {
 /** One call of a limiter: every policy, decided together. */
 export interface StoreCall {
   readonly limiter: StoreLimiter;
-  /** The subject, encoded (keys.ts); global-scoped policies ignore it. */
+  /**
+   * The subject as a key part (keys.ts: encodeSubject, or memoryKey on a single-policy limiter's
+   * MemoryStore path); global-scoped policies ignore it.
+   */
   readonly subject: string;
   /** A positive integer. */
   readonly cost: number;
