@@ -8,6 +8,7 @@ import cluster from 'node:cluster';
 import * as batching from './batching.js';
 import * as busyPrimary from './busy-primary.js';
 import * as olderPrimary from './older-primary.js';
+import * as primaryLimiter from './primary-limiter.js';
 import * as sharedLimit from './shared-limit.js';
 import * as silentPrimary from './silent-primary.js';
 import * as workerFaults from './worker-faults.js';
@@ -16,6 +17,7 @@ const scenarios: Record<string, { primary(): Promise<void>; worker(): void }> = 
   batching,
   'busy-primary': busyPrimary,
   'older-primary': olderPrimary,
+  'primary-limiter': primaryLimiter,
   'shared-limit': sharedLimit,
   'silent-primary': silentPrimary,
   'worker-faults': workerFaults,
