@@ -79,10 +79,23 @@ export function encodeSubject(subject: string): string {
 let lastSubject = '';
 let lastEncoded = '';
 
+function encodeOther(subject: string): string {
+  if (subject.length > MAX_PLAIN_LENGTH) return `#${digest(subject)}`;
+  const escaped = subject.replace(SUBJECT_SPECIAL, escapeChar);
+  return escaped.length > MAX_PLAIN_LENGTH ? `#${digest(subject)}` : escaped;
+}
+
 /** Characters of a digest (SHA-256, base64url without padding). */
 const DIGEST_LENGTH = 43;
 /** Makes a long subject's MemoryStore key longer than any subject kept as itself. */
 const LONG_MARK = '#'.repeat(MAX_PLAIN_LENGTH + 1 - DIGEST_LENGTH);
+
+/**
+ * Marks a store whose keys live in a MemoryStore, its own or the cluster primary's: a limiter keys
+ * subjects for it by memoryKey. Every writer of one MemoryStore must key alike (a limiter in the
+ * primary and the workers' limiters, limiters of one name with one policy and with more).
+ */
+export const MEMORY_KEYS: unique symbol = Symbol('sluice.memoryKeys');
 
 /**
  * A subject as a MemoryStore key. A Map needs no escaping, only a bound on what it holds: a subject
@@ -91,13 +104,21 @@ const LONG_MARK = '#'.repeat(MAX_PLAIN_LENGTH + 1 - DIGEST_LENGTH);
  * of an in-process decision over many subjects).
  */
 export function memoryKey(subject: string): string {
-  return subject.length <= MAX_PLAIN_LENGTH ? subject : LONG_MARK + digest(subject);
+  return typeof subject === 'string' && subject.length <= MAX_PLAIN_LENGTH ? subject : longKey(subject);
 }
 
-function encodeOther(subject: string): string {
-  if (subject.length > MAX_PLAIN_LENGTH) return `#${digest(subject)}`;
-  const escaped = subject.replace(SUBJECT_SPECIAL, escapeChar);
-  return escaped.length > MAX_PLAIN_LENGTH ? `#${digest(subject)}` : escaped;
+let lastLong = '';
+let lastLongKey = '';
+
+/** The key of a long subject; the last one is kept, as encodeSubject keeps its last (a client's burst). */
+function longKey(subject: string): string {
+  // decide does not check its subject (consume and peek do): a number would otherwise be digested.
+  if (typeof subject !== 'string') throw new TypeError(`subject must be a string; got ${typeof subject}`);
+  if (subject !== lastLong) {
+    lastLongKey = LONG_MARK + digest(subject);
+    lastLong = subject;
+  }
+  return lastLongKey;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { buildDecision, buildOneDecision, type Decision, type PolicyInfo } from './decision.js';
 import { decisionChannel, publishDecision } from './diagnostics.js';
 import { ErrorCodes } from './errors.js';
-import { encodeName, encodeSubject, memoryKey, policyNamespace } from './keys.js';
+import { encodeName, encodeSubject, MEMORY_KEYS, memoryKey, policyNamespace } from './keys.js';
 import { type LimiterConfig, type LimiterOptions, parseLimiterOptions } from './options.js';
 import { emitWarning } from './portable/runtime.js';
 import { StoreGuard } from './stores/failure.js';
@@ -123,6 +123,8 @@ class SluiceLimiter implements Limiter {
   private readonly space: KeySpace | undefined;
   /** That policy, as the memory store runs it (target.policies[0], one field read on the hot path). */
   private readonly only: StorePolicy | undefined;
+  /** How the store keys a subject: memoryKey where its keys live in a MemoryStore (MEMORY_KEYS). */
+  private readonly keyOf: (subject: string) => string;
 
   /** `published`: false for limiters Sluice builds for itself, whose calls are not the app's decisions. */
   constructor(
@@ -170,6 +172,8 @@ class SluiceLimiter implements Limiter {
     this.memory = inMemory && storePolicies.length === 1 ? (this.store as MemoryStore) : undefined;
     this.only = this.memory === undefined ? undefined : storePolicies[0];
     this.space = this.memory?.spaceOf(storePolicies[0]!.namespace);
+    this.keyOf =
+      (this.store as { [MEMORY_KEYS]?: boolean })[MEMORY_KEYS] === true ? memoryKey : encodeSubject;
     this.guard = this.store.local
       ? undefined
       : new StoreGuard(this.store, this.policies, this.target, config, published, (o, c, r) =>
@@ -186,9 +190,7 @@ class SluiceLimiter implements Limiter {
   }
 
   async reset(subject: string): Promise<void> {
-    const checked = checkSubject(subject);
-    // The key decide gave it: the memory path keys by memoryKey, every other by encodeSubject.
-    const encoded = this.memory === undefined ? encodeSubject(checked) : memoryKey(checked);
+    const encoded = this.keyOf(checkSubject(subject));
     const own = this.guard === undefined ? this.store.reset(this.target, encoded) : this.guard.reset(encoded);
     const { companions } = this;
     if (companions === undefined) return own;
@@ -198,10 +200,10 @@ class SluiceLimiter implements Limiter {
   decide(subject: string, cost: number, mode: StoreCall['mode']): Decision | Promise<Decision> {
     const leaseId = this.leases === undefined || mode === 'peek' ? 0 : ++this.leaseId;
     const store = this.memory;
-    if (store === undefined) return this.decideInStore(encodeSubject(subject), cost, leaseId, mode);
+    if (store === undefined) return this.decideInStore(this.keyOf(subject), cost, leaseId, mode);
     // The single policy on a MemoryStore: the store's step, straight into the decision. Kept in this
     // one method (V8 inlines a hot path only up to a budget of bytecode, and every call spends some).
-    const encoded = memoryKey(subject);
+    const encoded = memoryKey(subject); // keyOf, known here
     const now = store.clock();
     const step = store.decideOne(this.only!, this.space!, encoded, cost, leaseId, mode, now);
     const charged = step.allowed && mode === 'consume';

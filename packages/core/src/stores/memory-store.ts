@@ -1,5 +1,6 @@
 import { IN_PLACE, type NextState, type State } from '../algorithms/index.js';
 import { describeValue, ErrorCodes, SluiceConfigError } from '../errors.js';
+import { MEMORY_KEYS } from '../keys.js';
 import { unref } from '../portable/runtime.js';
 import {
   decideAll,
@@ -95,6 +96,7 @@ const EVICT_SCAN = 16;
  */
 export class MemoryStore implements Store {
   readonly local = true;
+  readonly [MEMORY_KEYS] = true;
   private readonly maxKeys: number;
   readonly clock: () => number;
   private readonly spaces = new Map<string, Map<string, Slot>>();

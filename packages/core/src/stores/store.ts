@@ -27,8 +27,8 @@ export interface StoreLimiter {
 export interface StoreCall {
   readonly limiter: StoreLimiter;
   /**
-   * The subject as a key part (keys.ts: encodeSubject, or memoryKey on a single-policy limiter's
-   * MemoryStore path); global-scoped policies ignore it.
+   * The subject as a key part (keys.ts: memoryKey for a store whose keys live in a MemoryStore,
+   * encodeSubject for every other); global-scoped policies ignore it.
    */
   readonly subject: string;
   /** A positive integer. */

@@ -1,4 +1,5 @@
 import { createLimiter, MemoryStore, type Store } from '@sluice/core';
+import { MEMORY_KEYS } from '../../src/keys.js';
 
 /**
  * docs/stores.md: "In the primary, `ClusterStore.primary().store` is the shared MemoryStore, for a
@@ -11,6 +12,8 @@ import { createLimiter, MemoryStore, type Store } from '@sluice/core';
 function viaWorker(primaryStore: MemoryStore): Store {
   return {
     local: false,
+    // What ClusterStore says of itself: its keys live in the primary's MemoryStore.
+    [MEMORY_KEYS]: true,
     consume: (call) => primaryStore.consume(call),
     refund: (call) => primaryStore.refund(call),
     reset: (limiter, subject) => primaryStore.reset(limiter, subject),

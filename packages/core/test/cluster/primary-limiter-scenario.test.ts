@@ -14,7 +14,10 @@ describe('node:cluster: a limiter in the primary and one in a worker, one name',
   it.each(SUBJECTS.map((s) => [s.length > 20 ? `${s.slice(0, 20)}... (${s.length} chars)` : s, s]))(
     '%s: the primary sees what the worker spent, and its reset frees the worker',
     (_, subject) => {
-      expect(run[subject]).toEqual({ primaryAllowsAfterWorkerSpentAll: false, workerAllowedAfterReset: true });
+      expect(run[subject]).toEqual({
+        primaryAllowsAfterWorkerSpentAll: false,
+        workerAllowedAfterReset: true,
+      });
     },
   );
 });

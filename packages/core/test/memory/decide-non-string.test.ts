@@ -9,7 +9,11 @@ import { createLimiter, MemoryStore } from '@sluice/core';
 describe('limiter.decide with a non-string subject on a MemoryStore', () => {
   it('two numeric subjects are not one counter (or are refused)', () => {
     const limiter = createLimiter({ limit: 1, window: '1h', store: new MemoryStore() });
-    const decide = limiter.decide.bind(limiter) as (subject: unknown, cost: number, mode: 'consume') => unknown;
+    const decide = limiter.decide.bind(limiter) as (
+      subject: unknown,
+      cost: number,
+      mode: 'consume',
+    ) => unknown;
     let second: unknown;
     try {
       decide(42, 1, 'consume');

@@ -20,7 +20,10 @@ export async function primary(): Promise<void> {
     const seenByPrimary = (await limiter.peek(subject)).allowed;
     await limiter.reset(subject);
     const workerAfterReset = await ask<boolean>(worker!, 'consume', subject);
-    result[subject] = { primaryAllowsAfterWorkerSpentAll: seenByPrimary, workerAllowedAfterReset: workerAfterReset };
+    result[subject] = {
+      primaryAllowsAfterWorkerSpentAll: seenByPrimary,
+      workerAllowedAfterReset: workerAfterReset,
+    };
   }
   report(result);
 }
