@@ -22,6 +22,15 @@ function viaWorker(primaryStore: MemoryStore): Store {
 
 const options = { name: 'api', limit: 2, window: '1h' } as const;
 
+/** A limiter in the primary on its MemoryStore, and one in a worker whose calls the primary runs there. */
+function limiters() {
+  const primaryStore = new MemoryStore();
+  return {
+    inPrimary: createLimiter({ ...options, store: primaryStore }),
+    inWorker: createLimiter({ ...options, store: viaWorker(primaryStore), denyCacheMs: 0 }),
+  };
+}
+
 describe('a limiter in the cluster primary and the workers share one counter per subject', () => {
   it.each([
     ['a plain subject', 'id:user-42'],
@@ -30,11 +39,8 @@ describe('a limiter in the cluster primary and the workers share one counter per
     ['a non-ASCII subject', 'id:José'],
     ['a subject over 64 characters', `id:${'x'.repeat(80)}`],
   ])('%s: charges in the workers count in the primary', async (_, subject) => {
-    const primaryStore = new MemoryStore();
-    const inPrimary = createLimiter({ ...options, store: primaryStore });
-    const inWorker = createLimiter({ ...options, store: viaWorker(primaryStore), denyCacheMs: 0 });
-    await inWorker.consume(subject);
-    await inWorker.consume(subject);
+    const { inPrimary, inWorker } = limiters();
+    for (let i = 0; i < 2; i++) await inWorker.consume(subject);
     expect((await inPrimary.peek(subject)).allowed).toBe(false);
   });
 
@@ -42,9 +48,7 @@ describe('a limiter in the cluster primary and the workers share one counter per
     ['a subject with a space', 'id:Jane Doe'],
     ['a subject over 64 characters', `id:${'x'.repeat(80)}`],
   ])('%s: a reset in the primary lifts the limit the workers reached', async (_, subject) => {
-    const primaryStore = new MemoryStore();
-    const inPrimary = createLimiter({ ...options, store: primaryStore });
-    const inWorker = createLimiter({ ...options, store: viaWorker(primaryStore), denyCacheMs: 0 });
+    const { inPrimary, inWorker } = limiters();
     await inWorker.consume(subject);
     await inWorker.consume(subject);
     expect((await inWorker.consume(subject)).allowed).toBe(false);
@@ -53,9 +57,7 @@ describe('a limiter in the cluster primary and the workers share one counter per
   });
 
   it("a subject written as another's worker key does not spend that subject's limit", async () => {
-    const primaryStore = new MemoryStore();
-    const inPrimary = createLimiter({ ...options, store: primaryStore });
-    const inWorker = createLimiter({ ...options, store: viaWorker(primaryStore), denyCacheMs: 0 });
+    const { inPrimary, inWorker } = limiters();
     // 'id:Jane%20Doe' is what encodeSubject makes of 'id:Jane Doe', the key the workers count under.
     await inPrimary.consume('id:Jane%20Doe');
     await inPrimary.consume('id:Jane%20Doe');
