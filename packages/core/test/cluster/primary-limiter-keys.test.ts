@@ -9,7 +9,7 @@ import { MEMORY_KEYS } from '../../src/keys.js';
  * `this.store.reset(limiter, sub)`); `viaWorker` does the same in process (Jest's worker cannot be a
  * cluster primary), so the worker's limiter takes the path any non-MemoryStore takes.
  */
-function viaWorker(primaryStore: MemoryStore): Store {
+function viaWorker(primaryStore: MemoryStore): Store & { [MEMORY_KEYS]: true } {
   return {
     local: false,
     // What ClusterStore says of itself: its keys live in the primary's MemoryStore.
