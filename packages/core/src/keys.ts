@@ -91,11 +91,13 @@ const DIGEST_LENGTH = 43;
 const LONG_MARK = '#'.repeat(MAX_PLAIN_LENGTH + 1 - DIGEST_LENGTH);
 
 /**
- * Marks a store whose keys live in a MemoryStore, its own or the cluster primary's: a limiter keys
- * subjects for it by memoryKey. Every writer of one MemoryStore must key alike (a limiter in the
- * primary and the workers' limiters, limiters of one name with one policy and with more).
+ * A MemoryStore's mark: true when its limiters key subjects by memoryKey, false for the cluster
+ * primary's, which its workers write by encodeSubject (the IPC protocol's keys). Every writer of
+ * one store must key alike: limiters of one name with one policy and with more, a limiter in the
+ * primary and the workers'. Registered, so two copies of this package (CommonJS and ES module
+ * builds) read one mark; the name changes with its meaning.
  */
-export const MEMORY_KEYS: unique symbol = Symbol('sluice.memoryKeys');
+export const MEMORY_KEYS: unique symbol = Symbol.for('@sluice/core MemoryStore keys, API 1');
 
 /**
  * A subject as a MemoryStore key. A Map needs no escaping, only a bound on what it holds: a subject

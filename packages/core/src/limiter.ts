@@ -123,7 +123,7 @@ class SluiceLimiter implements Limiter {
   private readonly space: KeySpace | undefined;
   /** That policy, as the memory store runs it (target.policies[0], one field read on the hot path). */
   private readonly only: StorePolicy | undefined;
-  /** How the store keys a subject: memoryKey where its keys live in a MemoryStore (MEMORY_KEYS). */
+  /** How the store keys a subject: memoryKey on a MemoryStore that says so (MEMORY_KEYS), else encodeSubject. */
   private readonly keyOf: (subject: string) => string;
 
   /** `published`: false for limiters Sluice builds for itself, whose calls are not the app's decisions. */
@@ -167,13 +167,13 @@ class SluiceLimiter implements Limiter {
     this.leaseId = Math.floor(Math.random() * 2 ** 40) * 1024;
     if (config.store !== undefined && published)
       warnOnNameReuse(this.store, config, options.name !== undefined);
+    const memoryKeys = (this.store as { [MEMORY_KEYS]?: boolean })[MEMORY_KEYS] === true;
+    this.keyOf = memoryKeys ? memoryKey : encodeSubject;
     // Exactly a MemoryStore: a subclass may watch or change `consume`, which this path would skip.
-    const inMemory = Object.getPrototypeOf(this.store) === MemoryStore.prototype;
+    const inMemory = memoryKeys && Object.getPrototypeOf(this.store) === MemoryStore.prototype;
     this.memory = inMemory && storePolicies.length === 1 ? (this.store as MemoryStore) : undefined;
     this.only = this.memory === undefined ? undefined : storePolicies[0];
     this.space = this.memory?.spaceOf(storePolicies[0]!.namespace);
-    this.keyOf =
-      (this.store as { [MEMORY_KEYS]?: boolean })[MEMORY_KEYS] === true ? memoryKey : encodeSubject;
     this.guard = this.store.local
       ? undefined
       : new StoreGuard(this.store, this.policies, this.target, config, published, (o, c, r) =>

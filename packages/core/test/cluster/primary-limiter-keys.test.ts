@@ -1,5 +1,5 @@
-import { createLimiter, MemoryStore, type Store } from '@sluice/core';
-import { MEMORY_KEYS } from '../../src/keys.js';
+import { createLimiter, type MemoryStore, type Store } from '@sluice/core';
+import { encodedKeysStore } from '../../src/stores/memory-store.js';
 
 /**
  * docs/stores.md: "In the primary, `ClusterStore.primary().store` is the shared MemoryStore, for a
@@ -9,11 +9,9 @@ import { MEMORY_KEYS } from '../../src/keys.js';
  * `this.store.reset(limiter, sub)`); `viaWorker` does the same in process (Jest's worker cannot be a
  * cluster primary), so the worker's limiter takes the path any non-MemoryStore takes.
  */
-function viaWorker(primaryStore: MemoryStore): Store & { [MEMORY_KEYS]: true } {
+function viaWorker(primaryStore: MemoryStore): Store {
   return {
     local: false,
-    // What ClusterStore says of itself: its keys live in the primary's MemoryStore.
-    [MEMORY_KEYS]: true,
     consume: (call) => primaryStore.consume(call),
     refund: (call) => primaryStore.refund(call),
     reset: (limiter, subject) => primaryStore.reset(limiter, subject),
@@ -24,7 +22,8 @@ const options = { name: 'api', limit: 2, window: '1h' } as const;
 
 /** A limiter in the primary on its MemoryStore, and one in a worker whose calls the primary runs there. */
 function limiters() {
-  const primaryStore = new MemoryStore();
+  // The primary's store, as ClusterStore.primary() makes it.
+  const primaryStore = encodedKeysStore();
   return {
     inPrimary: createLimiter({ ...options, store: primaryStore }),
     inWorker: createLimiter({ ...options, store: viaWorker(primaryStore), denyCacheMs: 0 }),

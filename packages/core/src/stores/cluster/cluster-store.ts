@@ -2,7 +2,6 @@ import cluster from 'node:cluster';
 import type { Duration } from '../../duration.js';
 import { parseDuration } from '../../duration.js';
 import { describeValue, ErrorCodes, SluiceConfigError } from '../../errors.js';
-import { MEMORY_KEYS } from '../../keys.js';
 import type { RefundCall, Store, StoreCall, StoreLimiter, StoreOutcome } from '../store.js';
 import { type Channel, channelOf } from './channel.js';
 import { type ClusterPrimary, type ClusterPrimaryOptions, startPrimary } from './primary.js';
@@ -32,8 +31,6 @@ const DEFAULT_TIMEOUT_MS = 10_000;
  */
 export class ClusterStore implements Store {
   readonly local = false;
-  /** The primary runs every call on its MemoryStore, which a limiter in the primary may use too. */
-  readonly [MEMORY_KEYS] = true;
   private readonly channel: Channel;
   private readonly timeoutMs: number;
 
