@@ -1,7 +1,7 @@
 import { buildDecision, buildOneDecision, type Decision, type PolicyInfo } from './decision.js';
 import { decisionChannel, publishDecision } from './diagnostics.js';
 import { ErrorCodes } from './errors.js';
-import { encodeName, encodeSubject, MEMORY_KEYS, memoryKey, policyNamespace } from './keys.js';
+import { encodeHeld, encodeName, encodeSubject, policyNamespace } from './keys.js';
 import { type LimiterConfig, type LimiterOptions, parseLimiterOptions } from './options.js';
 import { emitWarning } from './portable/runtime.js';
 import { StoreGuard } from './stores/failure.js';
@@ -123,8 +123,6 @@ class SluiceLimiter implements Limiter {
   private readonly space: KeySpace | undefined;
   /** That policy, as the memory store runs it (target.policies[0], one field read on the hot path). */
   private readonly only: StorePolicy | undefined;
-  /** How the store keys a subject: memoryKey on a MemoryStore that says so (MEMORY_KEYS), else encodeSubject. */
-  private readonly keyOf: (subject: string) => string;
 
   /** `published`: false for limiters Sluice builds for itself, whose calls are not the app's decisions. */
   constructor(
@@ -167,10 +165,8 @@ class SluiceLimiter implements Limiter {
     this.leaseId = Math.floor(Math.random() * 2 ** 40) * 1024;
     if (config.store !== undefined && published)
       warnOnNameReuse(this.store, config, options.name !== undefined);
-    const memoryKeys = (this.store as { [MEMORY_KEYS]?: boolean })[MEMORY_KEYS] === true;
-    this.keyOf = memoryKeys ? memoryKey : encodeSubject;
     // Exactly a MemoryStore: a subclass may watch or change `consume`, which this path would skip.
-    const inMemory = memoryKeys && Object.getPrototypeOf(this.store) === MemoryStore.prototype;
+    const inMemory = Object.getPrototypeOf(this.store) === MemoryStore.prototype;
     this.memory = inMemory && storePolicies.length === 1 ? (this.store as MemoryStore) : undefined;
     this.only = this.memory === undefined ? undefined : storePolicies[0];
     this.space = this.memory?.spaceOf(storePolicies[0]!.namespace);
@@ -190,7 +186,7 @@ class SluiceLimiter implements Limiter {
   }
 
   async reset(subject: string): Promise<void> {
-    const encoded = this.keyOf(checkSubject(subject));
+    const encoded = encodeSubject(checkSubject(subject));
     const own = this.guard === undefined ? this.store.reset(this.target, encoded) : this.guard.reset(encoded);
     const { companions } = this;
     if (companions === undefined) return own;
@@ -200,10 +196,10 @@ class SluiceLimiter implements Limiter {
   decide(subject: string, cost: number, mode: StoreCall['mode']): Decision | Promise<Decision> {
     const leaseId = this.leases === undefined || mode === 'peek' ? 0 : ++this.leaseId;
     const store = this.memory;
-    if (store === undefined) return this.decideInStore(this.keyOf(subject), cost, leaseId, mode);
+    if (store === undefined) return this.decideInStore(encodeSubject(subject), cost, leaseId, mode);
     // The single policy on a MemoryStore: the store's step, straight into the decision. Kept in this
     // one method (V8 inlines a hot path only up to a budget of bytecode, and every call spends some).
-    const encoded = memoryKey(subject); // keyOf, known here
+    const encoded = encodeHeld(subject, this.space!);
     const now = store.clock();
     const step = store.decideOne(this.only!, this.space!, encoded, cost, leaseId, mode, now);
     const charged = step.allowed && mode === 'consume';

@@ -1,6 +1,5 @@
 import { IN_PLACE, type NextState, type State } from '../algorithms/index.js';
 import { describeValue, ErrorCodes, SluiceConfigError } from '../errors.js';
-import { MEMORY_KEYS } from '../keys.js';
 import { unref } from '../portable/runtime.js';
 import {
   decideAll,
@@ -96,8 +95,6 @@ const EVICT_SCAN = 16;
  */
 export class MemoryStore implements Store {
   readonly local = true;
-  /** How its limiters key subjects (keys.ts); false only for the cluster primary's (encodedKeysStore). */
-  readonly [MEMORY_KEYS]: boolean = true;
   private readonly maxKeys: number;
   readonly clock: () => number;
   private readonly spaces = new Map<string, Map<string, Slot>>();
@@ -485,14 +482,4 @@ export class MemoryStore implements Store {
 /** A slot of exactly the needed size (a push would reserve room for ~16 more numbers). */
 function slotOf(expiresAt: number, touched: number, state: State | undefined): Slot {
   return state === undefined ? [expiresAt, touched] : [expiresAt, touched].concat(state);
-}
-
-/**
- * A MemoryStore whose keys are written by encodeSubject, as ClusterStore's workers send them: the
- * cluster primary's, so that a limiter in the primary keys a subject as the workers do.
- */
-export function encodedKeysStore(options?: MemoryStoreOptions): MemoryStore {
-  const store = new MemoryStore(options);
-  (store as { [MEMORY_KEYS]: boolean })[MEMORY_KEYS] = false;
-  return store;
 }

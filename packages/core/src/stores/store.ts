@@ -26,10 +26,7 @@ export interface StoreLimiter {
 /** One call of a limiter: every policy, decided together. */
 export interface StoreCall {
   readonly limiter: StoreLimiter;
-  /**
-   * The subject as a key part (keys.ts: memoryKey for a store whose keys live in a MemoryStore,
-   * encodeSubject for every other); global-scoped policies ignore it.
-   */
+  /** The subject, encoded (keys.ts); global-scoped policies ignore it. */
   readonly subject: string;
   /** A positive integer. */
   readonly cost: number;

@@ -1,5 +1,4 @@
-import { createLimiter, type MemoryStore, type Store } from '@sluice/core';
-import { encodedKeysStore } from '../../src/stores/memory-store.js';
+import { createLimiter, MemoryStore, type Store } from '@sluice/core';
 
 /**
  * docs/stores.md: "In the primary, `ClusterStore.primary().store` is the shared MemoryStore, for a
@@ -22,8 +21,7 @@ const options = { name: 'api', limit: 2, window: '1h' } as const;
 
 /** A limiter in the primary on its MemoryStore, and one in a worker whose calls the primary runs there. */
 function limiters() {
-  // The primary's store, as ClusterStore.primary() makes it.
-  const primaryStore = encodedKeysStore();
+  const primaryStore = new MemoryStore();
   return {
     inPrimary: createLimiter({ ...options, store: primaryStore }),
     inWorker: createLimiter({ ...options, store: viaWorker(primaryStore), denyCacheMs: 0 }),

@@ -1,7 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { safeMessage } from '../../diagnostics.js';
 import { describeValue, ErrorCodes, SluiceConfigError } from '../../errors.js';
-import { encodedKeysStore, type MemoryStore } from '../memory-store.js';
+import { MemoryStore } from '../memory-store.js';
 import type { StoreLimiter } from '../store.js';
 import {
   type Answer,
@@ -85,7 +85,7 @@ class Primary implements ClusterPrimary {
 
   constructor(options: ClusterPrimaryOptions) {
     // MemoryStore checks maxKeys and clock, naming them as its own options.
-    this.store = encodedKeysStore(options);
+    this.store = new MemoryStore(options);
     cluster.on('message', this.onMessage);
     cluster.on('exit', this.onExit);
   }
