@@ -4,7 +4,7 @@ import { runScenario } from './run-scenario.js';
 type Result = Record<string, { primaryAllowsAfterWorkerSpentAll: boolean; workerAllowedAfterReset: boolean }>;
 
 // Real processes: a limiter in the primary on ClusterStore.primary().store, one in a worker on
-// ClusterStore, both named 'api'. The in-process twin is primary-limiter-keys.test.ts.
+// ClusterStore, both named 'api'. The in-process twin is in memory/one-store-writers.test.ts.
 describe('node:cluster: a limiter in the primary and one in a worker, one name', () => {
   let run: Result;
   beforeAll(async () => {

@@ -3,8 +3,8 @@ import { createLimiter, MemoryStore } from '@sluice/core';
 /**
  * `Limiter.decide` is public (the Limiter interface) and, unlike consume/peek, does not check its
  * subject. A JavaScript caller passing numeric user ids (`limiter.decide(user.id, 1, 'consume')`)
- * must not put every user on one counter: on the memory path memoryKey reads `subject.length`
- * (undefined for a number), digests it, and bytesOf hands the number itself to SHA-256.
+ * must not put every user on one counter. Failed with 16c6cd7's memoryKey, which digested any
+ * non-string to one key.
  */
 describe('limiter.decide with a non-string subject on a MemoryStore', () => {
   it('two numeric subjects are not one counter (or are refused)', () => {
