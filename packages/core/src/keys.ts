@@ -87,7 +87,11 @@ let lastEncoded = '';
  */
 export function encodeHeld(subject: string, held: ReadonlyMap<string, unknown>): string {
   if (subject === lastSubject) return lastEncoded;
-  return held.has(subject) && subject.charCodeAt(0) !== 0x23 && !subject.includes('%')
+  // A string: decide does not check its subject, and encodeSubject keeps any other value as its key.
+  return held.has(subject) &&
+    typeof subject === 'string' &&
+    subject.charCodeAt(0) !== 0x23 &&
+    !subject.includes('%')
     ? subject
     : encodeSubject(subject);
 }
