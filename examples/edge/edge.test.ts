@@ -115,8 +115,15 @@ describe.each([
   ['bun.js', 'bun', ['run']],
   ['hono-bun.js', 'bun', ['run']],
 ])('%s', (file, binary, args) => {
-  let child: ChildProcess;
-  afterEach(() => child?.kill());
+  let child: ChildProcess | undefined;
+  // The npm package's `deno` is a Node script that runs the binary as its child: killing the script
+  // alone left the server running, an orphan, after every CI run. Its process group goes whole.
+  afterEach(async () => {
+    if (child?.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const closed = new Promise((resolve) => child!.once('close', resolve));
+    process.kill(-child.pid, 'SIGKILL');
+    await closed;
+  });
 
   test('limits each client address by the connection: 10 a minute, then 429', async () => {
     const path = join(dir, file.replace('.js', '.mjs'));
@@ -125,6 +132,7 @@ describe.each([
     child = spawn(join(runtimes, 'node_modules/.bin', binary), [...args, path], {
       env: { ...process.env, PORT: String(port) },
       stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
     });
     let stderr = '';
     child.stderr?.on('data', (chunk) => {
