@@ -133,8 +133,7 @@ describe('a memory limiter keeps subjects that look like keys apart', () => {
     await limiter.reset(subject);
     expect(await limiter.consume(subject)).toMatchObject({ allowed: true, remaining: 1 });
     // A subject written as the other's key is counted on its own.
-    const posing = subject.length > 64 ? `#${digest(subject)}` : encodeSubject(subject);
-    expect(await limiter.consume(posing)).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await limiter.consume(encodeSubject(subject))).toMatchObject({ allowed: true, remaining: 1 });
   });
 });
 

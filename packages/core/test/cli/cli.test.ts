@@ -120,7 +120,8 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
     await (await postgres)?.stop();
   });
 
-  async function setUp(backend: Backend) {
+  /** The stores, and the app on them; `app` options override the app's (a deny cache, for one test). */
+  async function setUp(backend: Backend, app: Partial<HttpOptions<Req>> = {}) {
     const prefix = uniquePrefix('cli');
     let store: RedisStore | PostgresStore;
     let storeUrl: string;
@@ -162,9 +163,9 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
       validate: false,
       storeTimeout: '30s',
       ...NO_DENY_CACHE,
+      ...app,
     };
-    const app: HttpHandler<Req> = createHttpHandler(options, reader);
-    return { app, prefix, storeUrl, env, store };
+    return { app: createHttpHandler(options, reader) as HttpHandler<Req>, prefix, storeUrl, env, store };
   }
 
   /** What every store must do alike: run for each Redis deployment, and in PostgreSQL's block below. */
@@ -546,12 +547,8 @@ describeRedis('sluice inspect and reset (the bin, on a real store)', () => {
   // client it denied for up to denyCacheMs more, never longer. 300 ms here, to keep the wait short; the
   // wait runs from after the app's last denial, so a loaded machine only makes it longer.
   test('a running app with a deny cache lets the reset client through once its denyCacheMs has passed', async () => {
-    const { store, prefix, env } = await setUp('standalone');
     const denyCacheMs = 300;
-    const app = createHttpHandler<Req>(
-      { ...APP_OPTIONS, store, prefix, validate: false, storeTimeout: '30s', denyCacheMs },
-      reader,
-    );
+    const { app, env } = await setUp('standalone', { denyCacheMs });
     for (let i = 0; i < 6; i++) await app.handle({ ip: '198.51.100.28' });
     expect((await app.handle({ ip: '198.51.100.28' })).status).toBe(403);
     const deniedAt = Date.now();

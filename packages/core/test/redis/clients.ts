@@ -224,6 +224,12 @@ export async function closeClients(): Promise<void> {
   );
 }
 
+/** Redis's clock (TIME) in milliseconds, as the scripts read it. */
+export async function redisTimeMs(client: Pick<Redis, 'time'>): Promise<number> {
+  const [seconds, micros] = await client.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
 /** A key prefix no other test or run uses: suites share the servers. */
 let counter = 0;
 export function uniquePrefix(label: string): string {

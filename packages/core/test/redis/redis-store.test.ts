@@ -17,6 +17,7 @@ import {
   CLIENTS_AND_BACKENDS,
   closeClients,
   connectClient,
+  redisTimeMs,
   sharedTarget,
   standaloneClient,
   unconnectedClient,
@@ -221,13 +222,9 @@ describeRedis('RedisStore on a server of its own', () => {
       prefix: uniquePrefix('time'),
       store: new RedisStore({ client }),
     });
-    const redisNow = async () => {
-      const [seconds, micros] = await client.time();
-      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-    };
-    const before = await redisNow();
+    const before = await redisTimeMs(client);
     const decision = await limiter.consume('u');
-    const after = await redisNow();
+    const after = await redisTimeMs(client);
     // sliding-window resets at the end of the aligned minute, by Redis's clock, of the moment it decided
     // (between `before` and `after`, which a minute's end may part: either minute's end, then).
     const endOf = (ms: number) => Math.ceil((ms + 1) / 60_000) * 60_000;

@@ -11,7 +11,7 @@ import type Redis from 'ioredis';
 import { describeRedis, sharedCluster, sharedRedis } from '../../../../test/support/redis.js';
 import { expectOnlyWarnings } from '../../../../test/support/warnings.js';
 import lua from '../../src/algorithms/sliding-log/sliding-log.lua';
-import { closeClients, clusterClient, standaloneClient, uniquePrefix } from './clients.js';
+import { closeClients, clusterClient, redisTimeMs, standaloneClient, uniquePrefix } from './clients.js';
 
 /**
  * The sliding log on Redis above a small limit is a ring updated in place (sliding-log.lua), below it
@@ -243,18 +243,13 @@ return { redis.call('GET', KEYS[1]), cjson.encode(decode(redis.call('GET', KEYS[
     });
     const pexpires = async () =>
       Number(/^cmdstat_pexpire:calls=(\d+)/m.exec(await client.info('commandstats'))?.[1] ?? 0);
-    /** Redis TIME in ms. */
-    const redisNow = async () => {
-      const [seconds, micros] = await client.time();
-      return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-    };
     const before = await pexpires();
     const started = Date.now();
     let calls = 0;
     // Over two windows and 20 calls, however slow the machine (a count of calls within 700 ms was not).
     while (Date.now() - started < 700 || calls <= 20) {
       // Before the call, on Redis's clock: the call decided at this time or later.
-      const asked = await redisNow();
+      const asked = await redisTimeMs(client);
       const d = await limiter.consume('u');
       expect(d.allowed).toBe(true);
       calls++;
