@@ -1,5 +1,6 @@
 import { IN_PLACE, type NextState, type State } from '../algorithms/index.js';
 import { describeValue, ErrorCodes, SluiceConfigError } from '../errors.js';
+import { HeldKeys } from '../keys.js';
 import { unref } from '../portable/runtime.js';
 import {
   decideAll,
@@ -69,7 +70,7 @@ function newReading(): number {
  */
 type Slot = number[];
 /** The keys of one policy namespace, by subject, in order of use. */
-export type KeySpace = Map<string, Slot>;
+export type KeySpace = HeldKeys<Slot>;
 const EXPIRES_AT = 0;
 const TOUCHED = 1;
 /** Where the algorithm's state starts in a slot. */
@@ -97,7 +98,7 @@ export class MemoryStore implements Store {
   readonly local = true;
   private readonly maxKeys: number;
   readonly clock: () => number;
-  private readonly spaces = new Map<string, Map<string, Slot>>();
+  private readonly spaces = new Map<string, KeySpace>();
   private count = 0;
   private tick = 0;
   /** A slot is moved to the young end only when older than this many ticks: a hot key costs no reorder. */
@@ -109,13 +110,13 @@ export class MemoryStore implements Store {
    */
   private earliestExpiry = Number.POSITIVE_INFINITY;
   private sweep: Iterator<[string, Slot]> | undefined;
-  private sweepSpace: Map<string, Slot> | undefined;
+  private sweepSpace: KeySpace | undefined;
   /**
    * One eviction cursor per namespace. It only moves forward: a Map keeps deleted entries as holes
    * until it is rehashed, so finding the oldest entry afresh on every eviction would walk over every
    * key evicted before it (seconds per million evictions).
    */
-  private readonly cursors = new Map<Map<string, Slot>, Cursor>();
+  private readonly cursors = new Map<KeySpace, Cursor>();
   /** The key spaces of each limiter's policies, in its order: found once per limiter, not per call. */
   private readonly spacesByLimiter = new WeakMap<StoreLimiter, KeySpace[]>();
   /** Where the steps of a call write the states to store, one per policy: reused, never stored. */
@@ -311,7 +312,7 @@ export class MemoryStore implements Store {
   spaceOf(namespace: string): KeySpace {
     let space = this.spaces.get(namespace);
     if (space === undefined) {
-      space = new Map();
+      space = new HeldKeys<Slot>();
       this.spaces.set(namespace, space);
     }
     return space;
@@ -419,7 +420,7 @@ export class MemoryStore implements Store {
     if (this.sweepSome(now, EVICT_SCAN)) return;
     if (now >= this.earliestExpiry && this.dropExpired(now)) return;
     let oldest: Cursor | undefined;
-    let oldestSpace: Map<string, Slot> | undefined;
+    let oldestSpace: KeySpace | undefined;
     for (const space of this.spaces.values()) {
       const cursor = this.oldestOf(space);
       if (cursor !== undefined && (oldest === undefined || cursor.touched < oldest.touched)) {
@@ -454,7 +455,7 @@ export class MemoryStore implements Store {
   }
 
   /** The cursor of `space` on its least recently used entry; undefined when the space is empty. */
-  private oldestOf(space: Map<string, Slot>): Cursor | undefined {
+  private oldestOf(space: KeySpace): Cursor | undefined {
     let cursor = this.cursors.get(space);
     if (cursor === undefined) {
       cursor = { entries: space.entries(), key: undefined, touched: 0 };
