@@ -117,7 +117,10 @@ class SluiceLimiter implements Limiter {
   companions: Limiter[] | undefined;
   /** Timeout, circuit breaker, fallback and deny cache for stores that can fail. */
   private readonly guard: StoreGuard | undefined;
-  /** The store when it is a MemoryStore and there is one policy: decided without StoreCall and StoreOutcome. */
+  /**
+   * The store when it is a MemoryStore, there is one policy and it takes no lease: decided without
+   * StoreCall and StoreOutcome.
+   */
   private readonly memory: MemoryStore | undefined;
   /** The memory store's keys of that policy. */
   private readonly space: KeySpace | undefined;
@@ -167,7 +170,10 @@ class SluiceLimiter implements Limiter {
       warnOnNameReuse(this.store, config, options.name !== undefined);
     // Exactly a MemoryStore: a subclass may watch or change `consume`, which this path would skip.
     const inMemory = Object.getPrototypeOf(this.store) === MemoryStore.prototype;
-    this.memory = inMemory && storePolicies.length === 1 ? (this.store as MemoryStore) : undefined;
+    this.memory =
+      inMemory && storePolicies.length === 1 && this.leases === undefined
+        ? (this.store as MemoryStore)
+        : undefined;
     this.only = this.memory === undefined ? undefined : storePolicies[0];
     this.space = this.memory?.spaceOf(storePolicies[0]!.namespace);
     this.guard = this.store.local
@@ -194,19 +200,17 @@ class SluiceLimiter implements Limiter {
   }
 
   decide(subject: string, cost: number, mode: StoreCall['mode']): Decision | Promise<Decision> {
-    const leaseId = this.leases === undefined || mode === 'peek' ? 0 : ++this.leaseId;
     const store = this.memory;
-    if (store === undefined) return this.decideInStore(encodeSubject(subject), cost, leaseId, mode);
+    if (store === undefined) return this.decideInStore(subject, cost, mode);
     // The single policy on a MemoryStore: the store's step, straight into the decision. Kept in this
-    // one method (V8 inlines a hot path only up to a budget of bytecode, and every call spends some).
-    const encoded = encodeHeld(subject, this.space!);
+    // one method and small (V8 inlines a hot path only up to a budget of bytecode, and every call
+    // spends some): no lease to take here (`memory`), so none of that code either.
+    const space = this.space!;
+    const encoded = encodeHeld(subject, space);
     const now = store.clock();
-    const step = store.decideOne(this.only!, this.space!, encoded, cost, leaseId, mode, now);
-    const charged = step.allowed && mode === 'consume';
-    const refund = charged ? giveBackOnce(store, this.target, encoded, cost, now, leaseId) : undefined;
-    const decision = buildOneDecision(this.policies[0]!, step, refund);
-    if (charged && this.leases !== undefined) this.release(decision, encoded, cost, now, leaseId, store);
-    return decision;
+    const step = store.decideOne(this.only!, space, encoded, cost, 0, mode, now);
+    if (!step.allowed || mode !== 'consume') return buildOneDecision(this.policies[0]!, step, undefined);
+    return buildOneDecision(this.policies[0]!, step, giveBackOnce(store, this.target, encoded, cost, now, 0));
   }
 
   private settle(
@@ -234,10 +238,10 @@ class SluiceLimiter implements Limiter {
   private decideInStore(
     subject: string,
     cost: number,
-    leaseId: number,
     mode: StoreCall['mode'],
   ): Decision | Promise<Decision> {
-    const call: StoreCall = { limiter: this.target, subject, cost, leaseId, mode };
+    const leaseId = this.leases === undefined || mode === 'peek' ? 0 : ++this.leaseId;
+    const call: StoreCall = { limiter: this.target, subject: encodeSubject(subject), cost, leaseId, mode };
     if (this.guard !== undefined) return this.guard.decide(call);
     const outcome = this.store.consume(call);
     if (outcome instanceof Promise) return outcome.then((o) => this.finish(o, call));
