@@ -90,8 +90,8 @@ function ownKey(key: string): boolean {
 
 /**
  * A store's keys, counting those that are not their own encoding (`foreign`): while there is none,
- * a subject held is its own key, found with one lookup and no character read (encodeHeld). Every
- * write goes through `set` and `delete`, so the count cannot miss a key.
+ * a subject held is its own key, found with one lookup and no character read (MemoryStore's
+ * decideSubject). Every write goes through `set` and `delete`, so the count cannot miss a key.
  */
 export class HeldKeys<V> extends Map<string, V> {
   /** Keys held that are an escaped or digested subject's. */
@@ -112,16 +112,6 @@ export class HeldKeys<V> extends Map<string, V> {
     super.clear();
     this.foreign = 0;
   }
-}
-
-/**
- * encodeSubject of a subject that `held`, a store's keys, may hold already, without reading its
- * characters when it does and all keys held are their own (ownKey). Over many subjects, reading
- * every character cost a quarter of an in-process decision.
- */
-export function encodeHeld(subject: string, held: HeldKeys<unknown>): string {
-  if (subject === lastSubject) return lastEncoded;
-  return held.has(subject) && (held.foreign === 0 || ownKey(subject)) ? subject : encodeSubject(subject);
 }
 
 function encodeOther(subject: string): string {

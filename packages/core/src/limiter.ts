@@ -1,7 +1,7 @@
 import { buildDecision, buildOneDecision, type Decision, type PolicyInfo } from './decision.js';
 import { decisionChannel, publishDecision } from './diagnostics.js';
 import { ErrorCodes } from './errors.js';
-import { encodeHeld, encodeName, encodeSubject, policyNamespace } from './keys.js';
+import { encodeName, encodeSubject, policyNamespace } from './keys.js';
 import { type LimiterConfig, type LimiterOptions, parseLimiterOptions } from './options.js';
 import { emitWarning } from './portable/runtime.js';
 import { StoreGuard } from './stores/failure.js';
@@ -205,12 +205,15 @@ class SluiceLimiter implements Limiter {
     // The single policy on a MemoryStore: the store's step, straight into the decision. Kept in this
     // one method and small (V8 inlines a hot path only up to a budget of bytecode, and every call
     // spends some): no lease to take here (`memory`), so none of that code either.
-    const space = this.space!;
-    const encoded = encodeHeld(subject, space);
     const now = store.clock();
-    const step = store.decideOne(this.only!, space, encoded, cost, 0, mode, now);
+    const step = store.decideSubject(this.only!, this.space!, subject, cost, mode, now);
     if (!step.allowed || mode !== 'consume') return buildOneDecision(this.policies[0]!, step, undefined);
-    return buildOneDecision(this.policies[0]!, step, giveBackOnce(store, this.target, encoded, cost, now, 0));
+    // The subject's key (encodeSubject) is what decideSubject found it by: left to a refund to encode.
+    return buildOneDecision(
+      this.policies[0]!,
+      step,
+      giveBackOnce(store, this.target, subject, cost, now, 0, false),
+    );
   }
 
   private settle(
@@ -267,7 +270,9 @@ class SluiceLimiter implements Limiter {
     const { steps, now } = outcome;
     const { subject, cost, leaseId } = call;
     const charged = call.mode === 'consume' && steps.every((s) => s.allowed);
-    const refund = charged ? giveBackOnce(refunds, this.target, subject, cost, now, leaseId) : undefined;
+    const refund = charged
+      ? giveBackOnce(refunds, this.target, subject, cost, now, leaseId, true)
+      : undefined;
     const decision = buildDecision(this.policies, steps, refund);
     if (charged && this.leases !== undefined) this.release(decision, subject, cost, now, leaseId, refunds);
     return decision;
@@ -282,14 +287,15 @@ class SluiceLimiter implements Limiter {
     leaseId: number,
     refunds: Pick<Store, 'refund'>,
   ): void {
-    decision.release = giveBackOnce(refunds, this.leases!, subject, cost, chargedAt, leaseId);
+    decision.release = giveBackOnce(refunds, this.leases!, subject, cost, chargedAt, leaseId, true);
   }
 }
 
 /**
- * A function that gives a charge back once; later calls do nothing. The charge is built only then. A
- * charge made before its subject's reset gives nothing back: the store sees that (its reset marks),
- * whichever process or limiter object reset the subject.
+ * A function that gives a charge back once; later calls do nothing. The charge is built only then, and
+ * the subject encoded then unless it is already (`encoded`). A charge made before its subject's reset
+ * gives nothing back: the store sees that (its reset marks), whichever process or limiter object reset
+ * the subject.
  */
 function giveBackOnce(
   refunds: Pick<Store, 'refund'>,
@@ -298,12 +304,14 @@ function giveBackOnce(
   cost: number,
   chargedAt: number,
   leaseId: number,
+  encoded: boolean,
 ): () => Promise<void> {
   let done = false;
   return async () => {
     if (done) return;
     done = true;
-    await refunds.refund({ limiter, subject, charge: { cost, chargedAt, leaseId } });
+    const key = encoded ? subject : encodeSubject(subject);
+    await refunds.refund({ limiter, subject: key, charge: { cost, chargedAt, leaseId } });
   };
 }
 

@@ -1,6 +1,6 @@
 import { IN_PLACE, type NextState, type State } from '../algorithms/index.js';
 import { describeValue, ErrorCodes, SluiceConfigError } from '../errors.js';
-import { HeldKeys } from '../keys.js';
+import { encodeSubject, HeldKeys } from '../keys.js';
 import { unref } from '../portable/runtime.js';
 import {
   decideAll,
@@ -172,7 +172,10 @@ export class MemoryStore implements Store {
     const spaces = this.spacesOf(call.limiter);
     if (policies.length === 1) {
       const { subject, cost, leaseId, mode } = call;
-      return { now, steps: [this.decideOne(policies[0]!, spaces[0]!, subject, cost, leaseId, mode, now)] };
+      const policy = policies[0]!;
+      const key = policy.scope === 'global' ? '' : subject;
+      const slot = this.read(spaces[0]!, key, now);
+      return { now, steps: [this.decideOne(policy, spaces[0]!, key, slot, cost, leaseId, mode, now)] };
     }
     const slots: Array<Slot | undefined> = new Array(policies.length);
     for (let i = 0; i < policies.length; i++) {
@@ -204,22 +207,42 @@ export class MemoryStore implements Store {
   }
 
   /**
-   * A call of a single-policy limiter at `now` (a reading of `clock`), without the per-call objects
-   * of `consume`: the limiter's fast path, which keeps the policy's `space` (spaceOf) so as not to
-   * look it up on every call. The all-or-nothing rule is the policy's own step, except
-   * for a peek that would be allowed (reported as the state stands, as decideAll does).
+   * A call of a single-policy limiter that takes no lease, at `now` (a reading of `clock`), on a subject
+   * not yet encoded (encodeSubject), without the per-call objects of `consume`: the limiter's fast
+   * path, which keeps the policy's `space` (spaceOf) so as not to look it up on every call. While every
+   * key of the space is its own encoding (HeldKeys.foreign), a subject found there is its own key: one
+   * lookup, no character read (reading them cost a quarter of a decision over many subjects).
    */
-  decideOne(
+  decideSubject(
     policy: StorePolicy,
     space: KeySpace,
     subject: string,
+    cost: number,
+    mode: StoreCall['mode'],
+    now: number,
+  ): PolicyOutcome {
+    let key = policy.scope === 'global' ? '' : space.foreign === 0 ? subject : encodeSubject(subject);
+    const slot = this.read(space, key, now);
+    // Not held as itself, nor by its encoding: an escape or a digest held would be counted in foreign.
+    if (slot === undefined && key === subject) key = encodeSubject(subject);
+    return this.decideOne(policy, space, key, slot, cost, 0, mode, now);
+  }
+
+  /**
+   * A call of a single-policy limiter on `key`, whose live `slot` (read) is given. The all-or-nothing
+   * rule is the policy's own step, except for a peek that would be allowed (reported as the state
+   * stands, as decideAll does).
+   */
+  private decideOne(
+    policy: StorePolicy,
+    space: KeySpace,
+    key: string,
+    slot: Slot | undefined,
     cost: number,
     leaseId: number,
     mode: StoreCall['mode'],
     now: number,
   ): PolicyOutcome {
-    const key = policy.scope === 'global' ? '' : subject;
-    const slot = this.read(space, key, now);
     if (slot !== undefined && policy.algorithm.record !== undefined)
       return this.decideInPlace(policy, space, key, slot, cost, leaseId, mode, now);
     const next = this.nexts[0]!;
