@@ -481,6 +481,12 @@ function edgeSection(edge) {
     kB(b.gzipBytes),
     b.nodeImports.length === 0 ? 'none' : b.nodeImports.join(', '),
   ]);
+  const floor = (edge.floor?.rows ?? []).map((f) => [
+    f.job,
+    f.leftOut ? 'left out' : 'whole',
+    kB(f.minifiedBytes),
+    kB(f.gzipBytes),
+  ]);
   const rows = edge.rows.map((r) => [
     r.label,
     r.path,
@@ -506,7 +512,18 @@ request; not atomic), with the fields and the body written by the app, as its do
 the same client in both, is left out of both.
 
 ${table(['', 'minified', 'gzip', 'Node built-ins imported'], bundles)}
+${
+  floor.length === 0
+    ? ''
+    : `
+**The floor** (\`bench/lib/edge/floor.mjs\`): Sluice's bundle from its sources, for the job above and for a limiter alone
+(\`createLimiter\` and \`RedisStore\` deciding the same two policies, no HTTP layer), each whole and with what two sliding
+windows never run left out (replaced by empty modules, sized and never run): ${edge.floor.leftOutFiles.map((f) => `\`${f}\``).join(', ')}.
+A policy names its algorithm by a string and one options object carries every HTTP feature, so a bundler keeps them all.
 
+${table(['', 'parts', 'minified', 'gzip'], floor)}
+`
+}
 **Per decision**, one at a time over ${subjects.toLocaleString('en')} client addresses (allowed) or one address past its limits (denied):
 HTTP requests the stand-in (\`scripts/upstash-rest.cjs\`, in a process of its own, in front of a real server) answered, and
 CPU in the app's process (the handler, the client and Node's fetch). Sluice keeps no denial of a sliding window

@@ -3,7 +3,8 @@
  * RedisStore over @upstash/redis) beside @upstash/ratelimit doing the same job (bench/lib/edge/):
  *   1. the bundle an edge app ships: esbuild, minified and tree-shaken for the browser platform with
  *      workerd's conditions, and gzipped; @upstash/redis, the same client for both, left out of both;
- *      and the Node built-ins it imports (none may be);
+ *      and the Node built-ins it imports (none may be); beside it, its floor (lib/edge/floor.mjs): what
+ *      Sluice's would weigh with no HTTP layer, or without what two sliding windows never run;
  *   2. HTTP requests to Redis per decision, allowed and denied, counted by a stand-in for Upstash's REST
  *      API in front of a real redis-server (scripts/upstash-rest.cjs, the tests' own) in a process of
  *      its own;
@@ -17,6 +18,7 @@ import { Redis } from '@upstash/redis';
 import { build } from 'esbuild';
 import upstashRest from '../../scripts/upstash-rest.cjs';
 import { BENCH_DIR, clientAddress, pick, progress, summarize, writeResults } from '../lib/common.mjs';
+import { floorBundles } from '../lib/edge/floor.mjs';
 import { sluiceHandler } from '../lib/edge/sluice.mjs';
 import { upstashHandler } from '../lib/edge/upstash.mjs';
 import { startRedis } from '../lib/redis.mjs';
@@ -37,8 +39,8 @@ const FILES = { sluice: 'sluice', '@upstash/ratelimit': 'upstash' };
 const OPEN = { perSecond: 1_000_000, perMinute: 1_000_000 };
 const TIGHT = { perSecond: 10, perMinute: 20 };
 
-async function bundle(impl) {
-  const file = fileURLToPath(new URL(`../lib/edge/${FILES[impl]}.mjs`, import.meta.url));
+/** `file` bundled as an edge app ships it (`plugins` to build it otherwise): its sizes and Node imports. */
+async function bundleOf(file, plugins = []) {
   const result = await build({
     stdin: { contents: `export * from ${JSON.stringify(file)};`, resolveDir: BENCH_DIR, loader: 'js' },
     bundle: true,
@@ -50,6 +52,7 @@ async function bundle(impl) {
     minify: true,
     metafile: true,
     external: ['@upstash/redis'],
+    plugins,
     logLevel: 'silent',
     // The built packages, as an app gets them: not the sources the root tsconfig's paths map to.
     tsconfigRaw: {},
@@ -62,6 +65,8 @@ async function bundle(impl) {
     nodeImports: imports.filter((p) => p.startsWith('node:') || builtinModules.includes(p)),
   };
 }
+
+const bundle = (impl) => bundleOf(fileURLToPath(new URL(`../lib/edge/${FILES[impl]}.mjs`, import.meta.url)));
 
 /** `count` decisions through `handler` in turn, for `subjectOf(i)`: requests and CPU µs per decision, statuses. */
 async function decide(handler, service, count, subjectOf) {
@@ -89,6 +94,7 @@ try {
   const client = () => new Redis({ url: service.url, token: service.token, enableTelemetry: false });
   const bundles = [];
   for (const { impl, label } of IMPLS) bundles.push({ impl, label, ...(await bundle(impl)) });
+  const floor = await floorBundles(bundleOf);
   progress(
     `edge: bundles ${bundles.map((b) => `${b.impl} ${(b.gzipBytes / 1000).toFixed(1)} kB gzip`).join(', ')}`,
   );
@@ -132,6 +138,7 @@ try {
     server: `Redis ${redis.version}`,
     durationMs: Date.now() - started,
     bundles,
+    floor,
     rows,
   });
 } finally {
