@@ -221,7 +221,11 @@ export class MemoryStore implements Store {
     mode: StoreCall['mode'],
     now: number,
   ): PolicyOutcome {
-    let key = policy.scope === 'global' ? '' : space.foreign === 0 ? subject : encodeSubject(subject);
+    let key = '';
+    // A global policy's key is '' whatever the subject. Encoded all the same, a subject encodeSubject
+    // cannot take is refused here, as on every other path, not when a refund encodes it.
+    if (policy.scope === 'global') encodeSubject(subject);
+    else key = space.foreign === 0 ? subject : encodeSubject(subject);
     const slot = this.read(space, key, now);
     // Not held as itself, nor by its encoding: an escape or a digest held would be counted in foreign.
     if (slot === undefined && key === subject) key = encodeSubject(subject);
