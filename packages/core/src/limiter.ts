@@ -207,13 +207,12 @@ class SluiceLimiter implements Limiter {
     // spends some): no lease to take here (`memory`), so none of that code either.
     const now = store.clock();
     const step = store.decideSubject(this.only!, this.space!, subject, cost, mode, now);
-    if (!step.allowed || mode !== 'consume') return buildOneDecision(this.policies[0]!, step, undefined);
     // The subject's key (encodeSubject) is what decideSubject found it by: left to a refund to encode.
-    return buildOneDecision(
-      this.policies[0]!,
-      step,
-      giveBackOnce(store, this.target, subject, cost, now, 0, false),
-    );
+    const refund =
+      step.allowed && mode === 'consume'
+        ? giveBackOnce(store, this.target, subject, cost, now, 0, false)
+        : undefined;
+    return buildOneDecision(this.policies[0]!, step, refund);
   }
 
   private settle(

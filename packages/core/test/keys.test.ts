@@ -160,7 +160,7 @@ describe('a memory limiter keeps subjects that look like keys apart', () => {
     );
   });
 
-  // Its decide finds a held subject by encodeHeld, its reset and refunds by encodeSubject: they must
+  // Its decide finds a subject by decideSubject, its reset and refunds by encodeSubject: they must
   // meet, for subjects that are not their own keys too.
   it.each([
     ['escaped by encodeSubject', 'a b%{x}'],
